@@ -1,0 +1,254 @@
+package clients
+
+import (
+	"container/heap"
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// GroupConfig is one client group's settings, resolved.
+type GroupConfig struct {
+	Name         string
+	Clients      int
+	Ramp         time.Duration // clients start evenly over it
+	Policy       Policy
+	Probe        string // "ping" or "tools/list"
+	DeadStatuses []int
+	RetryBackoff time.Duration // first retry's wait; doubles per retry
+	CallEvery    time.Duration // each request loop's period while calls are on
+	Tool         string        // "echo" or "slow"
+	Concurrency  int           // request loops per client
+	// ReconnectDelay is the wait before reconnecting when the server sent no retry: field;
+	// ReconnectMax caps it, the server's retry value, and the backoff after failed attempts.
+	ReconnectDelay time.Duration
+	ReconnectMax   time.Duration
+}
+
+// Fleet is one client group: its clients, the scheduler that drives their request loops,
+// and the recorder they report to.
+type Fleet struct {
+	cfg      GroupConfig
+	ep       *Endpoint
+	rec      *metrics.Group
+	truth    Truth
+	policy   Policy
+	calls    func(elapsed time.Duration) bool
+	toolArgs map[string]any
+	clients  []*Client
+
+	protoMu  sync.Mutex
+	protocol string
+}
+
+// NewFleet prepares a group. calls says, for a time since the start, whether request loops
+// should make calls then (the workload's phases).
+func NewFleet(cfg GroupConfig, ep *Endpoint, rec *metrics.Group, truth Truth, calls func(time.Duration) bool) *Fleet {
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 1
+	}
+	if cfg.ReconnectDelay <= 0 {
+		cfg.ReconnectDelay = 100 * time.Millisecond
+	}
+	if cfg.ReconnectMax < cfg.ReconnectDelay {
+		cfg.ReconnectMax = max(cfg.ReconnectDelay, time.Second)
+	}
+	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: truth, policy: cfg.Policy, calls: calls,
+		toolArgs: map[string]any{"text": "mcpchaos"}}
+	f.clients = make([]*Client, cfg.Clients)
+	for i := range f.clients {
+		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), busy: make([]atomic.Bool, cfg.Concurrency)}
+	}
+	return f
+}
+
+func (f *Fleet) dead(status int) bool { return slices.Contains(f.cfg.DeadStatuses, status) }
+
+// served tells a learning Truth that the server answered a session-scoped POST of the session
+// with a success.
+func (f *Fleet) served(s *Session) {
+	if t, ok := f.truth.(toucher); ok {
+		t.touch(s.ID, time.Now())
+	}
+}
+
+func (f *Fleet) noteProtocol(p string) {
+	f.protoMu.Lock()
+	if f.protocol == "" {
+		f.protocol = p
+	}
+	f.protoMu.Unlock()
+}
+
+// Protocol is the protocol version the server negotiated with this group's first session.
+func (f *Fleet) Protocol() string {
+	f.protoMu.Lock()
+	defer f.protoMu.Unlock()
+	return f.protocol
+}
+
+// startOffset is when client i starts, from the run's start.
+func (f *Fleet) startOffset(i int) time.Duration {
+	if f.cfg.Clients <= 1 {
+		return 0
+	}
+	return time.Duration(int64(f.cfg.Ramp) * int64(i) / int64(f.cfg.Clients))
+}
+
+// Run starts the clients over the ramp, drives their request loops, and returns when ctx ends
+// and every client has stopped and ended its session (each DELETE bounded by the request
+// timeout).
+func (f *Fleet) Run(ctx context.Context, start time.Time) {
+	var clients sync.WaitGroup
+	var sched sync.WaitGroup
+	sched.Go(func() { f.schedule(ctx, start) })
+	for i, c := range f.clients {
+		if !sleep(ctx, time.Until(start.Add(f.startOffset(i)))) {
+			break
+		}
+		f.rec.Enter(metrics.StateStarting)
+		clients.Go(func() { c.run(ctx) })
+	}
+	<-ctx.Done()
+	clients.Wait()
+	sched.Wait()
+	f.finish()
+}
+
+// finish settles every client's last session and DELETEs the live ones, a few at a time.
+func (f *Fleet) finish() {
+	end := time.Now()
+	ctx := context.Background()
+	work := make(chan *Client)
+	var wg sync.WaitGroup
+	for range min(64, len(f.clients)) {
+		wg.Go(func() {
+			for c := range work {
+				c.finish(ctx, end)
+			}
+		})
+	}
+	for _, c := range f.clients {
+		work <- c
+	}
+	close(work)
+	wg.Wait()
+}
+
+// schedule fires each request loop of each client every CallEvery while calls are on. One
+// goroutine keeps the timetable; a bounded pool of workers makes the calls; a loop whose last
+// call is still running skips its turn.
+func (f *Fleet) schedule(ctx context.Context, start time.Time) {
+	type job struct{ c, k int }
+	conc := f.cfg.Concurrency
+	period := f.cfg.CallEvery
+	jobs := make(chan job)
+	var workers sync.WaitGroup
+	for range min(256, f.cfg.Clients*conc) {
+		workers.Go(func() {
+			for j := range jobs {
+				c := f.clients[j.c]
+				c.tick(ctx, j.k)
+				c.busy[j.k].Store(false)
+			}
+		})
+	}
+	defer workers.Wait()
+	defer close(jobs)
+
+	q := make(timetable, 0, f.cfg.Clients*conc)
+	for i := range f.clients {
+		for k := range conc {
+			// Loops of one client are spread over the period, so a second loop's call comes
+			// while the first one's retries may be under way.
+			first := f.startOffset(i) + period/time.Duration(conc)*time.Duration(k) + period/2
+			q = append(q, slot{due: start.Add(first), c: i, k: k})
+		}
+	}
+	heap.Init(&q)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for len(q) > 0 {
+		next := &q[0]
+		timer.Reset(time.Until(next.due))
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		for len(q) > 0 && !q[0].due.After(now) {
+			s := &q[0]
+			c := f.clients[s.c]
+			if f.calls(s.due.Sub(start)) && c.busy[s.k].CompareAndSwap(false, true) {
+				select {
+				case jobs <- job{s.c, s.k}:
+				case <-ctx.Done():
+					c.busy[s.k].Store(false)
+					return
+				}
+			}
+			s.due = s.due.Add(period)
+			heap.Fix(&q, 0)
+		}
+	}
+}
+
+type slot struct {
+	due  time.Time
+	c, k int
+}
+
+// timetable is a min-heap of slots by due time.
+type timetable []slot
+
+func (t timetable) Len() int           { return len(t) }
+func (t timetable) Less(i, j int) bool { return t[i].due.Before(t[j].due) }
+func (t timetable) Swap(i, j int)      { t[i], t[j] = t[j], t[i] }
+func (t *timetable) Push(x any)        { *t = append(*t, x.(slot)) }
+func (t *timetable) Pop() any {
+	old := *t
+	x := old[len(old)-1]
+	*t = old[:len(old)-1]
+	return x
+}
+
+// Census counts the group's clients by state now, and those that believe a session is live
+// that has in truth died.
+type Census struct {
+	Starting, Live, Reconnecting, Reinit, Stopped int
+	BelievedLiveButDead                          int
+}
+
+// Census walks the clients; it takes each client's lock briefly, so call it from a ticker,
+// not a hot path.
+func (f *Fleet) Census() Census {
+	var cs Census
+	for _, c := range f.clients {
+		c.mu.Lock()
+		st, h := c.state, c.cur
+		c.mu.Unlock()
+		switch st {
+		case metrics.StateStarting:
+			cs.Starting++
+		case metrics.StateLive:
+			cs.Live++
+			if h != nil {
+				if _, dead := f.truth.DeadSince(h.s.ID); dead {
+					cs.BelievedLiveButDead++
+				}
+			}
+		case metrics.StateReconnecting:
+			cs.Reconnecting++
+		case metrics.StateReinit:
+			cs.Reinit++
+		case metrics.StateStopped:
+			cs.Stopped++
+		}
+	}
+	return cs
+}

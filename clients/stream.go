@@ -1,0 +1,230 @@
+package clients
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// hold keeps h's GET stream open, applying server events, and handles every drop: reconnect
+// with the cursor (a replay) and let the policy judge it. It returns when the client abandons
+// h or the run ends.
+func (c *Client) hold(h *held) {
+	cfg := &c.f.cfg
+	cursor := ""
+	st := c.openFirst(h)
+	var j *judgement // set while a replay answered 200 awaits its verdict
+	for st != nil {
+		retry := c.read(h, st, &cursor, j.gate())
+		drop := true
+		if j != nil {
+			switch j.wait() {
+			case Teardown:
+				c.f.rec.Add(metrics.EventsQuarantined, int64(j.g.late()))
+				return
+			case Resume:
+			default: // ambiguous: nothing was applied; replay again from the old cursor
+				cursor, retry, drop = j.before, -1, false
+			}
+			j = nil
+		}
+		if h.ctx.Err() != nil {
+			return
+		}
+		if drop { // the stream ended while the client still holds the session
+			c.f.rec.Inc(metrics.Drops)
+			c.setState(metrics.StateReconnecting)
+		}
+		st, j = c.reconnect(h, &cursor, time.Now(), retryDelay(retry, cfg.ReconnectDelay, cfg.ReconnectMax))
+	}
+	<-h.ctx.Done() // no stream to hold (the server offers none, or the session died): wait
+}
+
+// openFirst opens the session's first GET stream. nil means there is none to hold.
+func (c *Client) openFirst(h *held) *Stream {
+	b := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
+	for h.ctx.Err() == nil {
+		sent := time.Now()
+		st, err := h.s.OpenStream(h.ctx, "")
+		switch {
+		case err != nil:
+			if h.ctx.Err() == nil {
+				c.f.rec.Error(Kind(err))
+			}
+		case st.Status == http.StatusOK:
+			return st
+		case st.Status == http.StatusMethodNotAllowed:
+			return nil // the server offers no standalone stream
+		case c.f.dead(st.Status):
+			c.account(h, sent, st.Status, false)
+			c.abandon(h, true, true)
+			return nil
+		default:
+			c.f.rec.Error(metrics.ErrStatus)
+		}
+		sleep(h.ctx, b.next())
+	}
+	return nil
+}
+
+// read consumes st until it ends, tracking the cursor. Events go to pending while a verdict is
+// awaited (pending != nil), else they are applied. It returns the server's last retry value.
+func (c *Client) read(h *held, st *Stream, cursor *string, pending *verdictGate) int64 {
+	defer st.Close()
+	for ev, err := range st.Events(c.f.ep.MaxEvent) {
+		if err != nil {
+			if h.ctx.Err() == nil {
+				c.f.rec.Error(Kind(classifyRead(err, c.f.ep.MaxEvent)))
+			}
+			break
+		}
+		*cursor = ev.Cursor
+		if ev.Data == "" {
+			continue // priming event: it only moves the cursor
+		}
+		if pending == nil || !pending.hold() {
+			c.apply(h, 1)
+		}
+	}
+	return st.Retry()
+}
+
+// reconnect sends replays until one is answered in a way the policy can judge. It returns the
+// stream to read next (with the judgement of a replay answered 200 still under way), or nil
+// when the session was abandoned or the run ended.
+func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay time.Duration) (*Stream, *judgement) {
+	b := newBackoff(delay, max(delay, c.f.cfg.ReconnectMax))
+	for sleep(h.ctx, b.next()) {
+		sent := time.Now()
+		st, err := h.s.OpenStream(h.ctx, *cursor)
+		if err != nil {
+			if h.ctx.Err() == nil {
+				c.f.rec.Error(Kind(err))
+			}
+			continue
+		}
+		c.f.rec.Record(metrics.ReconnectLatency, c.idx, time.Since(noticed))
+		if st.Status == http.StatusConflict {
+			c.f.rec.Error(metrics.ErrStatus) // the server still holds our old stream
+			continue
+		}
+		r := Replay{Status: st.Status, Dead: c.f.dead(st.Status)}
+		if r.Dead {
+			c.account(h, sent, st.Status, false)
+		}
+		if *cursor == "" {
+			// No cursor, no replay: a plain reconnect.
+			switch {
+			case r.Status == http.StatusOK:
+				c.setState(metrics.StateLive)
+				return st, nil
+			case r.Dead:
+				c.abandon(h, true, true)
+				return nil, nil
+			}
+			c.f.rec.Error(metrics.ErrStatus)
+			continue
+		}
+		switch {
+		case r.Status == http.StatusOK:
+			c.f.rec.Inc(metrics.ReplaysOK)
+			return st, c.judge(h, st, *cursor)
+		case r.Dead:
+			c.f.rec.Inc(metrics.ReplaysDead)
+		default:
+			c.f.rec.Inc(metrics.ReplaysUnknownCursor)
+		}
+		switch c.f.policy.AfterReplay(r, func() ProbeResult { return c.probe(h) }) {
+		case Teardown:
+			c.abandon(h, true, true)
+			return nil, nil
+		case Resync:
+			c.f.rec.Inc(metrics.Resyncs)
+			*cursor = ""
+		default:
+			c.f.rec.Error(metrics.ErrStatus)
+		}
+	}
+	return nil, nil
+}
+
+// judgement is a policy judging a replay answered 200 while its events arrive: they are held
+// back until the verdict, then applied (Resume) or quarantined (Teardown). The probe runs in a
+// goroutine of its own for that short while, because the stream may send nothing more to wake
+// its reader.
+type judgement struct {
+	g      verdictGate
+	before string // the cursor the replay was asked from
+	done   chan Verdict
+}
+
+func (c *Client) judge(h *held, st *Stream, cursor string) *judgement {
+	j := &judgement{before: cursor, done: make(chan Verdict, 1)}
+	go func() {
+		v := c.f.policy.AfterReplay(Replay{Status: http.StatusOK}, func() ProbeResult { return c.probe(h) })
+		switch n := j.g.decide(v); v {
+		case Resume:
+			c.apply(h, n)
+			c.setState(metrics.StateLive)
+		case Teardown:
+			c.f.rec.Add(metrics.EventsQuarantined, int64(n))
+			c.abandon(h, true, true) // ends the stream
+		default:
+			c.f.rec.Error(metrics.ErrStatus)
+			st.Close() // apply nothing
+		}
+		j.done <- v
+	}()
+	return j
+}
+
+func (j *judgement) gate() *verdictGate {
+	if j == nil {
+		return nil
+	}
+	return &j.g
+}
+
+// wait returns the verdict; called once the stream has ended.
+func (j *judgement) wait() Verdict { return <-j.done }
+
+// verdictGate holds back events until a verdict.
+type verdictGate struct {
+	mu      sync.Mutex
+	decided bool
+	v       Verdict
+	pending int // held back before the verdict
+	after   int // arrived after a Teardown, before the stream closed
+}
+
+// hold reports whether the event must be held back (and counts it), or applied now.
+func (g *verdictGate) hold() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case !g.decided:
+		g.pending++
+		return true
+	case g.v == Resume:
+		return false
+	default:
+		g.after++
+		return true
+	}
+}
+
+// decide records the verdict and returns how many events were held back.
+func (g *verdictGate) decide(v Verdict) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.decided, g.v = true, v
+	return g.pending
+}
+
+func (g *verdictGate) late() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.after
+}

@@ -1,0 +1,426 @@
+package clients
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// Protocol versions of the session family that this client speaks.
+const (
+	Protocol20251125 = "2025-11-25"
+	Protocol20250618 = "2025-06-18"
+	Protocol20250326 = "2025-03-26"
+)
+
+// Supported reports whether v is a protocol version this client can speak.
+func Supported(v string) bool {
+	return v == Protocol20251125 || v == Protocol20250618 || v == Protocol20250326
+}
+
+// Endpoint is an MCP endpoint and how to talk to it. One Endpoint is shared by every session
+// of a group: its http.Client pools connections.
+type Endpoint struct {
+	URL            string
+	HTTP           *http.Client
+	Protocol       string        // offered in initialize
+	RequestTimeout time.Duration // every POST and DELETE, and a GET until its headers arrive
+	MaxBody        int64         // cap on a JSON body
+	MaxEvent       int           // cap on one SSE event
+	ClientName     string
+}
+
+// NewTransport returns an HTTP/1.1 transport sized for many sessions to one host: every held
+// session keeps one connection for its GET stream and borrows pooled ones for POSTs. Buffers
+// are small because MCP messages here are small, and each held stream pays for them.
+func NewTransport(maxConns int) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil, // loopback proxies are in the URL; never an environment proxy
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          maxConns,
+		MaxIdleConnsPerHost:   maxConns,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // per request, through its context
+		DisableCompression:    true,
+		ReadBufferSize:        2 << 10,
+		WriteBufferSize:       2 << 10,
+		ForceAttemptHTTP2:     false,
+	}
+}
+
+// Reply is what the server answered to one request.
+type Reply struct {
+	Status        int
+	Result        json.RawMessage // the JSON-RPC result, when there is one
+	RPCError      *jsonrpc.Error  // the JSON-RPC error, when there is one
+	Notifications int             // server messages that came before the response (SSE replies)
+	Body          string          // the start of a non-JSON-RPC body, for error reports
+}
+
+// OK reports whether the request got a JSON-RPC result.
+func (r *Reply) OK() bool { return r != nil && r.Status/100 == 2 && r.Result != nil }
+
+// Session is one MCP session on the wire: its id and negotiated protocol. Its methods are safe
+// for concurrent use.
+type Session struct {
+	ep       *Endpoint
+	ID       string
+	Protocol string // negotiated
+	nextID   atomic.Int64
+}
+
+// Initialize opens a session: initialize, then notifications/initialized.
+func (ep *Endpoint) Initialize(ctx context.Context) (*Session, *Reply, error) {
+	s := &Session{ep: ep}
+	params := &mcp.InitializeParams{
+		ProtocolVersion: ep.Protocol,
+		ClientInfo:      &mcp.Implementation{Name: ep.ClientName, Version: "1"},
+		Capabilities:    &mcp.ClientCapabilities{},
+	}
+	rep, hdr, err := s.post(ctx, "initialize", params, true)
+	if err != nil {
+		return nil, rep, err
+	}
+	if !rep.OK() {
+		return nil, rep, &StatusError{Status: rep.Status, Body: rep.Body, RPC: rep.RPCError}
+	}
+	var res mcp.InitializeResult
+	if err := json.Unmarshal(rep.Result, &res); err != nil {
+		return nil, rep, &ProtocolError{Msg: "initialize result: " + err.Error()}
+	}
+	if !Supported(res.ProtocolVersion) {
+		return nil, rep, &ProtocolError{Msg: fmt.Sprintf("server chose protocol %q, which this client does not speak", res.ProtocolVersion)}
+	}
+	s.Protocol = res.ProtocolVersion
+	s.ID = hdr.Get("Mcp-Session-Id")
+	if _, _, err := s.post(ctx, "notifications/initialized", nil, false); err != nil {
+		return nil, rep, err
+	}
+	return s, rep, nil
+}
+
+// Call sends a request and waits for its response.
+func (s *Session) Call(ctx context.Context, method string, params any) (*Reply, error) {
+	rep, _, err := s.post(ctx, method, params, true)
+	return rep, err
+}
+
+// Ping sends ping.
+func (s *Session) Ping(ctx context.Context) (*Reply, error) { return s.Call(ctx, "ping", nil) }
+
+// ListTools sends tools/list.
+func (s *Session) ListTools(ctx context.Context) (*Reply, error) {
+	return s.Call(ctx, "tools/list", nil)
+}
+
+// CallTool sends tools/call.
+func (s *Session) CallTool(ctx context.Context, name string, args any) (*Reply, error) {
+	return s.Call(ctx, "tools/call", &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// Delete ends the session (DELETE). A 405 means the server does not let clients end sessions.
+func (s *Session) Delete(ctx context.Context) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.ep.RequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.ep.URL, nil)
+	if err != nil {
+		return 0, err
+	}
+	s.headers(req)
+	resp, err := s.ep.HTTP.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	drain(resp.Body)
+	return resp.StatusCode, nil
+}
+
+func (s *Session) headers(req *http.Request) {
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	if s.Protocol != "" {
+		req.Header.Set("MCP-Protocol-Version", s.Protocol)
+	}
+}
+
+// post sends one JSON-RPC message. call says whether it is a request (with an id) or a
+// notification.
+func (s *Session) post(ctx context.Context, method string, params any, call bool) (*Reply, http.Header, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.ep.RequestTimeout)
+	defer cancel()
+	var raw json.RawMessage
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw = b
+	}
+	msg := &jsonrpc.Request{Method: method, Params: raw}
+	if call {
+		// MakeID takes JSON's number type; ids stay far below 2^53.
+		id, err := jsonrpc.MakeID(float64(s.nextID.Add(1)))
+		if err != nil {
+			return nil, nil, err
+		}
+		msg.ID = id
+	}
+	body, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.ep.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	s.headers(req)
+	resp, err := s.ep.HTTP.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer drain(resp.Body)
+	rep := &Reply{Status: resp.StatusCode}
+	if resp.StatusCode/100 != 2 {
+		rep.Body = snippet(resp.Body)
+		return rep, resp.Header, nil
+	}
+	if !call {
+		return rep, resp.Header, nil
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		data, err := io.ReadAll(io.LimitReader(resp.Body, s.ep.MaxBody+1))
+		if err != nil {
+			return rep, resp.Header, err
+		}
+		if int64(len(data)) > s.ep.MaxBody {
+			return rep, resp.Header, &TooLargeError{What: "JSON body", Limit: s.ep.MaxBody}
+		}
+		return rep, resp.Header, rep.take(data, msg.ID)
+	case "text/event-stream":
+		for ev, err := range readEvents(resp.Body, s.ep.MaxEvent, nil) {
+			if err != nil {
+				return rep, resp.Header, classifyRead(err, s.ep.MaxEvent)
+			}
+			if ev.Data == "" {
+				continue // priming event
+			}
+			if done, err := rep.takeEvent([]byte(ev.Data), msg.ID); done || err != nil {
+				return rep, resp.Header, err
+			}
+		}
+		if ctx.Err() != nil {
+			return rep, resp.Header, ctx.Err()
+		}
+		return rep, resp.Header, &ProtocolError{Msg: "SSE reply ended before the response to " + method}
+	default:
+		rep.Body = snippet(resp.Body)
+		return rep, resp.Header, &ProtocolError{Msg: fmt.Sprintf("reply to %s has content type %q", method, ct)}
+	}
+}
+
+// take reads a single JSON-RPC response.
+func (r *Reply) take(data []byte, id jsonrpc.ID) error {
+	done, err := r.takeEvent(data, id)
+	if err == nil && !done {
+		err = &ProtocolError{Msg: "JSON reply is not the response to the request"}
+	}
+	return err
+}
+
+// takeEvent reads one message of an SSE reply: a server message before the response, or the
+// response itself (done).
+func (r *Reply) takeEvent(data []byte, id jsonrpc.ID) (done bool, err error) {
+	m, err := jsonrpc.DecodeMessage(data)
+	if err != nil {
+		return false, &ProtocolError{Msg: "undecodable JSON-RPC message: " + err.Error()}
+	}
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		r.Notifications++
+		return false, nil
+	case *jsonrpc.Response:
+		if m.ID != id {
+			return false, &ProtocolError{Msg: fmt.Sprintf("response id %v does not match request id %v", m.ID.Raw(), id.Raw())}
+		}
+		if m.Error != nil {
+			var we *jsonrpc.Error
+			if errors.As(m.Error, &we) {
+				r.RPCError = we
+			} else {
+				r.RPCError = &jsonrpc.Error{Code: -32603, Message: m.Error.Error()}
+			}
+			return true, nil
+		}
+		r.Result = m.Result
+		if r.Result == nil {
+			r.Result = json.RawMessage("null")
+		}
+		return true, nil
+	}
+	return false, &ProtocolError{Msg: "unexpected JSON-RPC message"}
+}
+
+// Stream is an open GET stream.
+type Stream struct {
+	Status int
+	Body   string // start of the body when Status is not 200
+	resp   *http.Response
+	cancel context.CancelFunc
+	retry  atomic.Int64
+}
+
+// OpenStream sends the GET for the session's standalone stream, with Last-Event-ID when cursor
+// is not empty (a replay). It returns once the response headers are in; a non-200 stream
+// carries the status and is already closed. ctx ends the stream.
+func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.ep.URL, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	s.headers(req)
+	if cursor != "" {
+		req.Header.Set("Last-Event-ID", cursor)
+	}
+	// The request timeout bounds the wait for headers only; an open stream may idle for long.
+	headers := time.AfterFunc(s.ep.RequestTimeout, cancel)
+	resp, err := s.ep.HTTP.Do(req)
+	if !headers.Stop() && err == nil {
+		err = context.DeadlineExceeded
+		drain(resp.Body)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	st := &Stream{Status: resp.StatusCode, resp: resp, cancel: cancel}
+	st.retry.Store(-1)
+	if resp.StatusCode != http.StatusOK {
+		st.Body = snippet(resp.Body)
+		st.Close()
+		return st, nil
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ct != "text/event-stream" {
+		st.Body = snippet(resp.Body)
+		st.Close()
+		return st, &ProtocolError{Msg: fmt.Sprintf("GET stream has content type %q", ct)}
+	}
+	return st, nil
+}
+
+// Events yields the stream's events until it ends. The error is nil when the server closed
+// the stream cleanly.
+func (st *Stream) Events(maxEvent int) iter.Seq2[Event, error] {
+	return readEvents(st.resp.Body, maxEvent, &st.retry)
+}
+
+// Retry is the last `retry:` value the server sent on this stream, in ms, or -1.
+func (st *Stream) Retry() int64 { return st.retry.Load() }
+
+// Close ends the stream.
+func (st *Stream) Close() {
+	st.cancel()
+	if st.resp != nil {
+		st.resp.Body.Close()
+	}
+}
+
+func drain(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
+	body.Close()
+}
+
+func snippet(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 256))
+	return string(b)
+}
+
+// StatusError is an HTTP status that is not a success.
+type StatusError struct {
+	Status int
+	Body   string
+	RPC    *jsonrpc.Error
+}
+
+func (e *StatusError) Error() string {
+	if e.RPC != nil {
+		return fmt.Sprintf("HTTP %d, JSON-RPC error %d: %s", e.Status, e.RPC.Code, e.RPC.Message)
+	}
+	return "HTTP " + strconv.Itoa(e.Status) + " " + e.Body
+}
+
+// ProtocolError is a reply that breaks the transport's rules.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "protocol: " + e.Msg }
+
+// TooLargeError is a body or event over its cap.
+type TooLargeError struct {
+	What  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s larger than its cap of %d bytes", e.What, e.Limit)
+}
+
+func classifyRead(err error, maxEvent int) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &TooLargeError{What: "SSE event", Limit: int64(maxEvent)}
+	}
+	return err
+}
+
+// Kind classifies an error for the export's error counts.
+func Kind(err error) metrics.ErrorKind {
+	var (
+		pe *ProtocolError
+		te *TooLargeError
+		se *StatusError
+		ne net.Error
+	)
+	switch {
+	case errors.As(err, &te):
+		return metrics.ErrTooLarge
+	case errors.As(err, &pe):
+		return metrics.ErrProtocol
+	case errors.As(err, &se):
+		return metrics.ErrStatus
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return metrics.ErrTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return metrics.ErrConnect
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.EPIPE):
+		return metrics.ErrReset
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return metrics.ErrConnect
+	}
+	return metrics.ErrOther
+}

@@ -1,0 +1,26 @@
+// Package faults injects network faults between the simulated MCP clients and
+// the server they talk to: the drops, resets, latency and outages a load
+// balancer or a flaky network inflicts on streamable-HTTP sessions.
+//
+// Each client group connects through its own Toxiproxy proxy (run in-process
+// by Embedded). A workload names faults by type (see Types and ValidateToxic);
+// RunSchedule adds each one to its groups' proxies for its window and takes it
+// away again. Besides Toxiproxy's own toxics, the package adds idle_timeout,
+// the load-balancer idle drop that ends an SSE stream without ending its
+// session, and down, which takes a whole proxy away for a while.
+//
+// What it must not do:
+//   - Listen anywhere but loopback. Proxies bind 127.0.0.1 only; a fault proxy
+//     reachable from the network would let others into the run and could
+//     disturb real traffic. The upstream is whatever target the caller names.
+//   - Inject a toxic with a toxicity other than 1.0. Toxiproxy re-draws
+//     toxicity per connection whenever any toxic on the proxy changes, so a
+//     fraction would hit an unknowable subset of sessions and the numbers
+//     could not be attributed to the fault; a toxicity of 0 never fires at
+//     all. To fault part of a fleet, put that part in its own client group.
+//   - Leave anything behind. Whatever it added it removes, on every exit path:
+//     RunSchedule removes its faults when it returns, Injector.Close removes
+//     every proxy.
+//   - Write logs. Toxiproxy's loggers are silenced so nothing writes over the
+//     progress display; errors are returned or reported through callbacks.
+package faults

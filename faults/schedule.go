@@ -1,0 +1,150 @@
+package faults
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Scheduled is a fault with its window: it is added to each of Proxies at At
+// after the start and removed For later; For 0 keeps it until the end.
+type Scheduled struct {
+	Fault   Toxic
+	Proxies []string
+	At, For time.Duration
+}
+
+// Change reports one fault being added to or removed from one proxy, for the
+// caller's log and progress display. At is when it happened, measured from
+// the schedule's start. Err is non-nil if the injector refused.
+type Change struct {
+	At    time.Duration
+	Fault string
+	Proxy string
+	Added bool
+	Err   error
+}
+
+// step is one add or removal on one proxy, at an offset from the start.
+type step struct {
+	at    time.Duration
+	fault Toxic
+	proxy string
+	add   bool
+}
+
+type applied struct{ proxy, fault string }
+
+// RunSchedule applies sched relative to start: it adds each fault at start+At
+// on each of its proxies and removes it at start+At+For. It returns once every
+// fault with a window has been removed and none without one is in force, or
+// when ctx ends; either way, every fault it added and has not yet removed is
+// removed before it returns (with ctx's values but not its cancellation).
+//
+// It runs in the caller's goroutine with one timer. Every add and removal is
+// reported to onChange (which may be nil) from that goroutine; the first error
+// is returned. A fault that fails to be added on a proxy is not removed there.
+// Ending by ctx is the normal end of a run and is not an error.
+func RunSchedule(ctx context.Context, inj Injector, start time.Time, sched []Scheduled, onChange func(Change)) (firstErr error) {
+	steps, err := plan(sched)
+	if err != nil {
+		return err
+	}
+	if onChange == nil {
+		onChange = func(Change) {}
+	}
+	var inForce []applied // in the order added
+	apply := func(ctx context.Context, s step) {
+		var err error
+		if s.add {
+			err = inj.AddToxic(ctx, s.proxy, s.fault)
+		} else {
+			err = inj.RemoveToxic(ctx, s.proxy, s.fault.Name)
+		}
+		onChange(Change{At: time.Since(start), Fault: s.fault.Name, Proxy: s.proxy, Added: s.add, Err: err})
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		a := applied{s.proxy, s.fault.Name}
+		if s.add && err == nil {
+			inForce = append(inForce, a)
+		} else if !s.add {
+			// A failed removal is not retried: the injector's Close is the
+			// backstop for whatever it could not remove.
+			inForce = slices.DeleteFunc(inForce, func(b applied) bool { return b == a })
+		}
+	}
+	defer func() {
+		cleanup := context.WithoutCancel(ctx)
+		pending := slices.Clone(inForce)
+		for _, a := range slices.Backward(pending) { // undo in reverse order
+			apply(cleanup, step{fault: Toxic{Name: a.fault}, proxy: a.proxy})
+		}
+	}()
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop() // armed per step below; since Go 1.23 a stopped timer delivers nothing stale
+	defer timer.Stop()
+	for _, s := range steps {
+		if !s.add && !slices.Contains(inForce, applied{s.proxy, s.fault.Name}) {
+			continue // its add failed; nothing to remove
+		}
+		if wait := time.Until(start.Add(s.at)); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-ctx.Done():
+				return firstErr
+			case <-timer.C:
+			}
+		} else if ctx.Err() != nil {
+			return firstErr
+		}
+		apply(ctx, s)
+	}
+	if len(inForce) > 0 { // faults that last until the end
+		<-ctx.Done()
+	}
+	return firstErr
+}
+
+// plan turns a schedule into steps sorted by time, removals before adds at
+// the same instant so a fault can follow another on the same proxy.
+func plan(sched []Scheduled) ([]step, error) {
+	var steps []step
+	names := make(map[applied]bool)
+	for i, sc := range sched {
+		f := sc.Fault
+		if f.Name == "" {
+			return nil, fmt.Errorf("faults: schedule entry %d (%s): fault without a name", i+1, f.Type)
+		}
+		if sc.At < 0 || sc.For < 0 {
+			return nil, fmt.Errorf("faults: fault %s: negative offset or duration (at %v, for %v)", f.Name, sc.At, sc.For)
+		}
+		for _, p := range sc.Proxies {
+			if names[applied{p, f.Name}] {
+				return nil, fmt.Errorf("faults: fault %s: scheduled twice on proxy %s; give each fault its own name", f.Name, p)
+			}
+			names[applied{p, f.Name}] = true
+			steps = append(steps, step{at: sc.At, fault: f, proxy: p, add: true})
+			if sc.For > 0 {
+				steps = append(steps, step{at: sc.At + sc.For, fault: f, proxy: p})
+			}
+		}
+	}
+	slices.SortStableFunc(steps, func(a, b step) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(boolInt(a.add), boolInt(b.add))
+	})
+	return steps, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,295 @@
+// Package metrics holds what a run measures: the counters and HdrHistograms of MISSION.md, per
+// client group.
+//
+// Workers only bump atomics or record into one of a group's histogram shards (picked by the
+// caller's key, so two sessions rarely share one); nothing on a hot path takes a group-wide
+// lock. Shards are merged when a Snapshot is taken. The package knows nothing about sessions,
+// policies or exports: it counts what it is told.
+package metrics
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Counter names one of the counters of MISSION.md.
+type Counter int
+
+const (
+	SessionsStarted      Counter = iota // initialize succeeded (first sessions and re-initializations)
+	Drops                               // a GET stream ended while the client still held its session
+	ReplaysOK                           // replay GET answered 200
+	ReplaysDead                         // replay GET answered a dead status (404/410 by default)
+	ReplaysUnknownCursor                // replay GET refused the cursor (any other status)
+	ProbesSent                          // liveness probes sent after a replay
+	SessionsDead                        // session deaths the client ran into (sent at least one request to)
+	SessionsDeadDetected                // deaths the client classified as session deaths
+	MisattributedErrors                 // dead-session failures surfaced as tool failures
+	DeadSessionRequests                 // requests sent carrying the id of an already dead session
+	RetriesAgainstDead                  // the part of those that were retries
+	StaleEventsApplied                  // replayed events of a dead session applied to client state
+	EventsQuarantined                   // such events withheld, as the decision rule demands
+	EventsApplied                       // all events applied to client state (live and stale)
+	ReinitCollisions                    // requests sent with an old id after the client re-initialized
+	Resyncs                             // cursor refused on a live session: fresh stream, no re-initialize
+	ToolCallsOK                         // tool calls that returned a result
+	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
+	numCounters
+)
+
+var counterNames = [numCounters]string{
+	"sessions_started", "drops", "replays_ok", "replays_dead", "replays_unknown_cursor",
+	"probes_sent", "sessions_dead", "sessions_dead_detected", "misattributed_errors",
+	"dead_session_requests", "retries_against_dead", "stale_events_applied",
+	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
+	"tool_calls_ok", "tool_calls_failed",
+}
+
+func (c Counter) String() string { return counterNames[c] }
+
+// Counters lists every counter in export order.
+func Counters() []Counter {
+	cs := make([]Counter, numCounters)
+	for i := range cs {
+		cs[i] = Counter(i)
+	}
+	return cs
+}
+
+// Hist names one of the latency histograms of MISSION.md. Values are microseconds.
+type Hist int
+
+const (
+	ProbeLatency     Hist = iota // sending the probe → its status and body
+	ReconnectLatency             // noticing the drop → the replay GET's response headers
+	DetectionDelay               // the session's real death → the client classifying it dead
+	ToolCallLatency              // one tool call attempt, send → result
+	numHists
+)
+
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency"}
+
+func (h Hist) String() string { return histNames[h] }
+
+// Hists lists every histogram in export order.
+func Hists() []Hist {
+	hs := make([]Hist, numHists)
+	for i := range hs {
+		hs[i] = Hist(i)
+	}
+	return hs
+}
+
+// Histogram geometry shared by every recorder, so that histograms of all runs and shards merge.
+const (
+	HistLowest  = 1                     // 1 µs
+	HistHighest = 4 * 3600 * 1000 * 1000 // 4 h in µs: a real-TTL soak's detection delay fits
+	HistDigits  = 3
+)
+
+// NewHistogram returns an empty histogram with the shared geometry.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(HistLowest, HistHighest, HistDigits)
+}
+
+// ErrorKind classifies transport and protocol errors.
+type ErrorKind int
+
+const (
+	ErrConnect  ErrorKind = iota // dial refused or failed
+	ErrTimeout                   // a request or read deadline passed
+	ErrReset                     // connection reset or closed mid-response
+	ErrStatus                    // an HTTP status that is neither success nor a dead-session status
+	ErrProtocol                  // a body that is not valid JSON-RPC or SSE, a wrong id, a missing header
+	ErrTooLarge                  // a body or event over its size cap
+	ErrOther
+	numErrorKinds
+)
+
+var errorNames = [numErrorKinds]string{"connect", "timeout", "reset", "status", "protocol", "too_large", "other"}
+
+func (k ErrorKind) String() string { return errorNames[k] }
+
+// State is where a client's session stands, as the client believes it. The gauges are for
+// live progress; "believed live but dead" is not a client state and is counted by whoever can
+// see the server's truth.
+type State int
+
+const (
+	StateStarting     State = iota // initializing (first time)
+	StateLive                      // the client believes its session is live
+	StateReconnecting              // the GET stream dropped; replay and (for probe) probe pending
+	StateReinit                    // the client classified its session dead and is re-initializing
+	StateStopped                   // done, or gave up
+	numStates
+)
+
+var stateNames = [numStates]string{"starting", "live", "reconnecting", "reinit", "stopped"}
+
+func (s State) String() string { return stateNames[s] }
+
+const histShards = 8
+
+type histShard struct {
+	mu sync.Mutex
+	h  [numHists]*hdrhistogram.Histogram
+	_  [64]byte // keep neighbouring shards' locks off one cache line
+}
+
+// Group is the recorder of one client group. All methods are safe for concurrent use.
+type Group struct {
+	Name    string
+	Policy  string
+	Clients int
+
+	counters     [numCounters]atomic.Int64
+	errors       [numErrorKinds]atomic.Int64
+	states       [numStates]atomic.Int64
+	falseHealthy atomic.Int64 // nanoseconds
+	shards       []histShard
+}
+
+// NewGroup returns an empty recorder.
+func NewGroup(name, policy string, clients int) *Group {
+	n := min(histShards, 2*runtime.GOMAXPROCS(0))
+	g := &Group{Name: name, Policy: policy, Clients: clients, shards: make([]histShard, n)}
+	for i := range g.shards {
+		for h := range g.shards[i].h {
+			g.shards[i].h[h] = NewHistogram()
+		}
+	}
+	return g
+}
+
+// Add bumps a counter.
+func (g *Group) Add(c Counter, n int64) { g.counters[c].Add(n) }
+
+// Inc bumps a counter by one.
+func (g *Group) Inc(c Counter) { g.counters[c].Add(1) }
+
+// Get reads a counter now.
+func (g *Group) Get(c Counter) int64 { return g.counters[c].Load() }
+
+// Error counts one error of a kind.
+func (g *Group) Error(k ErrorKind) { g.errors[k].Add(1) }
+
+// Errors reads the error count of a kind now.
+func (g *Group) Errors(k ErrorKind) int64 { return g.errors[k].Load() }
+
+// AddFalseHealthy adds time a client believed a dead session was alive.
+func (g *Group) AddFalseHealthy(d time.Duration) {
+	if d > 0 {
+		g.falseHealthy.Add(int64(d))
+	}
+}
+
+// Move moves one client from one state gauge to another. Use from == to... never; use Enter
+// for a client's first state.
+func (g *Group) Move(from, to State) {
+	g.states[from].Add(-1)
+	g.states[to].Add(1)
+}
+
+// Enter counts a client entering its first state.
+func (g *Group) Enter(s State) { g.states[s].Add(1) }
+
+// InState reads a state gauge now.
+func (g *Group) InState(s State) int64 { return g.states[s].Load() }
+
+// Record records one duration into histogram h. key picks the shard (a client index, say), so
+// concurrent recorders rarely meet on one lock. Durations below 1 µs record as 1 µs; values
+// past the geometry are clamped to its top rather than lost.
+func (g *Group) Record(h Hist, key int, d time.Duration) {
+	us := d.Microseconds()
+	if us < HistLowest {
+		us = HistLowest
+	}
+	if us > HistHighest {
+		us = HistHighest
+	}
+	s := &g.shards[uint(key)%uint(len(g.shards))]
+	s.mu.Lock()
+	_ = s.h[h].RecordValue(us) // cannot fail: the value is clamped into range
+	s.mu.Unlock()
+}
+
+// Snapshot is a point-in-time copy of a group's numbers, with its histograms merged.
+type Snapshot struct {
+	Name                string
+	Policy              string
+	Clients             int
+	Counters            [numCounters]int64
+	Errors              [numErrorKinds]int64
+	States              [numStates]int64
+	FalseHealthySeconds float64
+	Hists               [numHists]*hdrhistogram.Histogram
+}
+
+// Snapshot merges the shards into fresh histograms and reads every counter.
+func (g *Group) Snapshot() *Snapshot {
+	s := &Snapshot{Name: g.Name, Policy: g.Policy, Clients: g.Clients}
+	for i := range s.Counters {
+		s.Counters[i] = g.counters[i].Load()
+	}
+	for i := range s.Errors {
+		s.Errors[i] = g.errors[i].Load()
+	}
+	for i := range s.States {
+		s.States[i] = g.states[i].Load()
+	}
+	s.FalseHealthySeconds = time.Duration(g.falseHealthy.Load()).Seconds()
+	for h := range s.Hists {
+		s.Hists[h] = NewHistogram()
+	}
+	for i := range g.shards {
+		sh := &g.shards[i]
+		sh.mu.Lock()
+		for h := range s.Hists {
+			s.Hists[h].Merge(sh.h[h])
+		}
+		sh.mu.Unlock()
+	}
+	return s
+}
+
+// Counter reads a counter of the snapshot.
+func (s *Snapshot) Counter(c Counter) int64 { return s.Counters[c] }
+
+// Hist returns a histogram of the snapshot.
+func (s *Snapshot) Hist(h Hist) *hdrhistogram.Histogram { return s.Hists[h] }
+
+// RetryAmplification is dead_session_requests / sessions_dead: how many requests each session
+// death cost. 1.0 is the floor (one request to learn of the death); 0 when no session died.
+func (s *Snapshot) RetryAmplification() float64 {
+	dead := s.Counters[SessionsDead]
+	if dead == 0 {
+		return 0
+	}
+	return float64(s.Counters[DeadSessionRequests]) / float64(dead)
+}
+
+// Merge adds o's numbers into s (used for the overall row and, later, for shards). Names are
+// left as they are.
+func (s *Snapshot) Merge(o *Snapshot) {
+	s.Clients += o.Clients
+	for i := range s.Counters {
+		s.Counters[i] += o.Counters[i]
+	}
+	for i := range s.Errors {
+		s.Errors[i] += o.Errors[i]
+	}
+	for i := range s.States {
+		s.States[i] += o.States[i]
+	}
+	s.FalseHealthySeconds += o.FalseHealthySeconds
+	for h := range s.Hists {
+		if s.Hists[h] == nil {
+			s.Hists[h] = NewHistogram()
+		}
+		s.Hists[h].Merge(o.Hists[h])
+	}
+}

@@ -1,0 +1,97 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// summaryRows are the lines of the human summary: the numbers that tell whether the replay
+// lied and what it cost, in the order a reader asks about them.
+var summaryRows = []struct {
+	label string
+	value func(g *Group) string
+}{
+	{"clients", func(g *Group) string { return fmt.Sprint(g.Clients) }},
+	{"sessions started", counter("sessions_started")},
+	{"drops", counter("drops")},
+	{"replays 200 / dead / refused", func(g *Group) string {
+		return fmt.Sprintf("%d / %d / %d", g.Counters["replays_ok"], g.Counters["replays_dead"], g.Counters["replays_unknown_cursor"])
+	}},
+	{"probes sent", counter("probes_sent")},
+	{"sessions dead (ran into)", counter("sessions_dead")},
+	{"deaths detected as such", counter("sessions_dead_detected")},
+	{"misattributed errors", counter("misattributed_errors")},
+	{"dead-session requests", counter("dead_session_requests")},
+	{"  of them retries", counter("retries_against_dead")},
+	{"retry amplification", func(g *Group) string { return fmt.Sprintf("%.2f", g.RetryAmplification) }},
+	{"stale events applied", counter("stale_events_applied")},
+	{"events quarantined", counter("events_quarantined")},
+	{"re-init collisions", counter("reinit_collisions")},
+	{"false-healthy seconds", func(g *Group) string { return fmt.Sprintf("%.1f", g.FalseHealthySeconds) }},
+	{"tool calls ok / failed", func(g *Group) string {
+		return fmt.Sprintf("%d / %d", g.Counters["tool_calls_ok"], g.Counters["tool_calls_failed"])
+	}},
+	{"probe latency p50 / p99", latency("probe_latency")},
+	{"reconnect latency p50 / p99", latency("reconnect_latency")},
+	{"detection delay p50 / p99", latency("detection_delay")},
+	{"tool call latency p50 / p99", latency("tool_call_latency")},
+	{"transport errors", func(g *Group) string {
+		var parts []string
+		for _, k := range []string{"connect", "timeout", "reset", "status", "protocol", "too_large", "other"} {
+			if n := g.Errors[k]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		if len(parts) == 0 {
+			return "none"
+		}
+		return strings.Join(parts, ", ")
+	}},
+}
+
+func counter(name string) func(g *Group) string {
+	return func(g *Group) string { return fmt.Sprint(g.Counters[name]) }
+}
+
+func latency(name string) func(g *Group) string {
+	return func(g *Group) string {
+		h := g.Histograms[name]
+		if h.Count == 0 {
+			return "-"
+		}
+		return fmtUS(h.P50US) + " / " + fmtUS(h.P99US)
+	}
+}
+
+func fmtUS(us int64) string {
+	d := time.Duration(us) * time.Microsecond
+	switch {
+	case d < time.Millisecond:
+		return fmt.Sprintf("%dµs", us)
+	case d < time.Second:
+		return fmt.Sprintf("%.1fms", float64(us)/1000)
+	default:
+		return d.Round(10 * time.Millisecond).String()
+	}
+}
+
+// WriteSummary prints the human summary: one column per group.
+func WriteSummary(w io.Writer, e *Export) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "\t")
+	for _, g := range e.Groups {
+		fmt.Fprintf(tw, "%s (%s)\t", g.Name, g.Policy)
+	}
+	fmt.Fprintln(tw)
+	for _, row := range summaryRows {
+		fmt.Fprintf(tw, "%s\t", row.label)
+		for i := range e.Groups {
+			fmt.Fprintf(tw, "%s\t", row.value(&e.Groups[i]))
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,34 @@
+// Package target is mcpchaos's reference MCP server: the default system under
+// test, speaking the streamable-HTTP transport of the session family
+// (protocol versions 2025-03-26, 2025-06-18 and 2025-11-25).
+//
+// It exists to be set into each regime that the session-liveness seed
+// describes, which real SDK servers cannot be:
+//
+//   - the session store and the event log are separate: a session has a
+//     sliding idle TTL (refreshed only by session-scoped POSTs), while each
+//     event stays in the log for Retention counted from its emission, so
+//     events may outlive their session;
+//   - a GET carrying Last-Event-ID is, in the Permissive regime, answered
+//     from the event log alone, so a replay can return 200 for a session that
+//     is already dead (the seed's trap); in the Strict regime the session is
+//     checked first and the replay tells the truth;
+//   - the status and body for a dead session, and for an unknown cursor, are
+//     configurable, as real servers disagree about them.
+//
+// The server knows the exact moment each session died ([Server.DeathTime]),
+// which lets mcpchaos measure detection delay exactly against it.
+//
+// It is built to hold tens of thousands of open GET streams in one process:
+// the only goroutine per session is the HTTP handler of an open stream; one
+// shared ticker goroutine emits notifications, keepalives and reaps; the
+// session store and the log store are sharded maps whose locks are held only
+// for a map operation.
+//
+// What it must not do: it is a test fixture, not a production MCP server. It
+// implements only what mcpchaos needs (ping, tools/list and two tools, echo
+// and slow, logging/setLevel), keeps everything in memory, and has no
+// authentication. It must not reach for other packages of mcpchaos: clients,
+// faults and metrics depend on it being a plain server on the wire, nothing
+// more.
+package target

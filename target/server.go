@@ -1,0 +1,261 @@
+package target
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Name and version the server gives in its InitializeResult.
+const (
+	ServerName    = "mcpchaos-target"
+	ServerVersion = "0.1.0"
+)
+
+// Protocol versions of the session family the server speaks, newest first.
+var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+
+// Stats are the server's counters since New.
+type Stats struct {
+	SessionsCreated int64
+	SessionsLive    int64 // alive now, whether or not a stream is open
+	SessionsDied    int64 // by TTL or DELETE
+	StreamsOpen     int64 // GET connections streaming now
+	EventsEmitted   int64 // messages logged: notifications, progress, SSE responses
+	EventsReplayed  int64 // messages sent to a GET after its Last-Event-ID that were logged before it
+	DeadRequests    int64 // requests answered with DeadStatus
+}
+
+// Server is the reference MCP server. It is an http.Handler that serves the
+// MCP endpoint on any path it is mounted at.
+type Server struct {
+	cfg       Config
+	ttl       int64 // SessionTTL in nanos
+	deadType  string
+	sessions  sessionStore
+	logs      logStore
+	limits    logLimits
+	done      chan struct{} // closed by Close: the ticker and open streams end
+	closeOnce sync.Once
+	ticker    sync.WaitGroup
+
+	created, streams, emitted, replayed, deadRequests atomic.Int64
+}
+
+// New returns a server for cfg (see Config.WithDefaults) and starts its one
+// ticker goroutine; Close stops it. New panics if cfg fails Validate.
+func New(cfg Config) *Server {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	cfg = cfg.WithDefaults()
+	s := &Server{
+		cfg:      cfg,
+		ttl:      int64(cfg.SessionTTL),
+		deadType: cfg.deadContentType(),
+		done:     make(chan struct{}),
+	}
+	s.sessions.init()
+	s.logs.init()
+	s.limits.max = cfg.RetentionEvents
+	s.limits.retention = int64(cfg.Retention)
+	s.ticker.Add(1)
+	go s.tick()
+	return s
+}
+
+// Config returns the server's configuration, defaults filled in.
+func (s *Server) Config() Config { return s.cfg }
+
+func (s *Server) now() int64 { return s.cfg.Now().UnixNano() }
+
+// ServeHTTP serves the MCP endpoint: POST for messages, GET for the
+// standalone stream and replays, DELETE to end a session.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if origin := r.Header.Get("Origin"); origin != "" && !loopbackOrigin(origin) {
+		http.Error(w, "origin not allowed", http.StatusForbidden)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.servePost(w, r)
+	case http.MethodGet:
+		s.serveGet(w, r)
+	case http.MethodDelete:
+		s.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// serveDelete ends a live session now.
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+	key, ok := s.sessionHeader(w, r)
+	if !ok {
+		return
+	}
+	now := s.now()
+	rec := s.sessions.get(key)
+	if rec == nil || !rec.end(now, s.ttl) {
+		s.writeDead(w)
+		return
+	}
+	s.sessions.bury(map[sessionKey]int64{key: now})
+	rec.log.end()
+	w.WriteHeader(http.StatusOK)
+}
+
+// sessionHeader checks the headers every session-scoped request carries and
+// returns its session key. It answers the request itself (and returns false)
+// when they are wrong. A session id that we cannot have issued yields a key
+// that is in no store, so it is treated as an unknown session.
+func (s *Server) sessionHeader(w http.ResponseWriter, r *http.Request) (sessionKey, bool) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supportedVersion(v) {
+		http.Error(w, "unsupported MCP-Protocol-Version "+strconv.Quote(v), http.StatusBadRequest)
+		return sessionKey{}, false
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		http.Error(w, "missing Mcp-Session-Id", http.StatusBadRequest)
+		return sessionKey{}, false
+	}
+	key, _ := parseSessionKey(id)
+	return key, true
+}
+
+// writeDead answers a request on a dead or unknown session.
+func (s *Server) writeDead(w http.ResponseWriter) {
+	s.deadRequests.Add(1)
+	w.Header().Set("Content-Type", s.deadType)
+	w.WriteHeader(s.cfg.DeadStatus)
+	_, _ = w.Write([]byte(s.cfg.DeadBody))
+}
+
+// DeathTime is the exact moment a session died: its last refresh plus the
+// TTL (even if the reaper noticed later), or the time of its DELETE. False if
+// the session is alive or unknown.
+func (s *Server) DeathTime(sessionID string) (time.Time, bool) {
+	key, ok := parseSessionKey(sessionID)
+	if !ok {
+		return time.Time{}, false
+	}
+	return s.sessions.deathTime(key, s.now(), s.ttl)
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	live, died := s.sessions.count(s.now(), s.ttl)
+	return Stats{
+		SessionsCreated: s.created.Load(),
+		SessionsLive:    live,
+		SessionsDied:    died,
+		StreamsOpen:     s.streams.Load(),
+		EventsEmitted:   s.emitted.Load(),
+		EventsReplayed:  s.replayed.Load(),
+		DeadRequests:    s.deadRequests.Load(),
+	}
+}
+
+// Close stops the ticker and ends open streams and running slow tools. It is
+// idempotent. The handler still answers requests afterwards, but streams end
+// at once.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.ticker.Wait()
+}
+
+// tick is the server's one background goroutine: it emits notifications,
+// asks open streams for keepalives and reaps, each at its own interval.
+func (s *Server) tick() {
+	defer s.ticker.Done()
+	var tickers []*time.Ticker
+	defer func() {
+		for _, t := range tickers {
+			t.Stop()
+		}
+	}()
+	every := func(d time.Duration) <-chan time.Time {
+		if d <= 0 {
+			return nil // never fires
+		}
+		t := time.NewTicker(d)
+		tickers = append(tickers, t)
+		return t.C
+	}
+	notify, keepalive, reap := every(s.cfg.NotifyInterval), every(s.cfg.Keepalive), every(s.cfg.reapInterval())
+	var buf []*session
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-notify:
+			buf = s.notifyAll(buf)
+		case <-keepalive:
+			s.logs.each(func(_ sessionKey, l *eventLog) { l.keepalive() })
+		case <-reap:
+			buf = s.reap(buf)
+		}
+	}
+}
+
+// notifyAll gives each live session one notifications/message on its GET
+// stream.
+func (s *Server) notifyAll(buf []*session) []*session {
+	now := s.now()
+	return s.sessions.each(buf, func(rec *session) {
+		if _, dead := rec.deadSince(now, s.ttl); dead {
+			return
+		}
+		rec.log.emit(now, standaloneStream, logMessage(rec.notified.Add(1)), false)
+		s.emitted.Add(1)
+	})
+}
+
+// reap frees what liveness no longer needs: records of dead sessions become
+// graves (their logs are told, so Strict streams close), and logs of dead
+// sessions whose events are all gone are dropped.
+func (s *Server) reap(buf []*session) []*session {
+	now := s.now()
+	deaths := make(map[sessionKey]int64)
+	var ended []*eventLog
+	buf = s.sessions.each(buf, func(rec *session) {
+		if at, dead := rec.deadSince(now, s.ttl); dead {
+			deaths[rec.key] = at
+			ended = append(ended, rec.log)
+		}
+	})
+	s.sessions.bury(deaths)
+	for _, l := range ended {
+		l.end()
+	}
+	s.logs.each(func(k sessionKey, l *eventLog) {
+		if l.idle(now) {
+			s.logs.freeIdle(k, l, now)
+		}
+	})
+	return buf
+}
+
+func supportedVersion(v string) bool { return slices.Contains(protocolVersions, v) }
+
+// loopbackOrigin says whether an Origin header names this machine; others
+// get 403, as the spec asks against DNS rebinding.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
