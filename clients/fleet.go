@@ -221,7 +221,7 @@ func (t *timetable) Pop() any {
 // that has in truth died.
 type Census struct {
 	Starting, Live, Reconnecting, Reinit, Stopped int
-	BelievedLiveButDead                          int
+	BelievedLiveButDead                           int
 }
 
 // Census walks the clients; it takes each client's lock briefly, so call it from a ticker,

@@ -86,7 +86,7 @@ func Hists() []Hist {
 
 // Histogram geometry shared by every recorder, so that histograms of all runs and shards merge.
 const (
-	HistLowest  = 1                     // 1 µs
+	HistLowest  = 1                      // 1 µs
 	HistHighest = 4 * 3600 * 1000 * 1000 // 4 h in µs: a real-TTL soak's detection delay fits
 	HistDigits  = 3
 )

@@ -43,17 +43,19 @@ type Run struct {
 	Interrupted        bool      `json:"interrupted"`
 	// DetectionDelayEstimated is true when session deaths were estimated from a declared TTL
 	// rather than known exactly (the reference server knows them exactly).
-	DetectionDelayEstimated bool   `json:"detection_delay_estimated"`
-	Error                   string `json:"error,omitempty"`
+	DetectionDelayEstimated bool `json:"detection_delay_estimated"`
+	// Proxies maps each client group to the address of the Toxiproxy proxy it went through.
+	Proxies map[string]string `json:"proxies,omitempty"`
+	Error   string            `json:"error,omitempty"`
 }
 
 // FaultAt records when a fault was really applied and removed on a group's proxy.
 type FaultAt struct {
-	Fault        string  `json:"fault"`
-	Proxy        string  `json:"proxy"`
-	AddedAtS     float64 `json:"added_at_s"`
-	RemovedAtS   float64 `json:"removed_at_s,omitempty"`
-	Error        string  `json:"error,omitempty"`
+	Fault      string  `json:"fault"`
+	Proxy      string  `json:"proxy"`
+	AddedAtS   float64 `json:"added_at_s"`
+	RemovedAtS float64 `json:"removed_at_s,omitempty"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // Group is one client group's numbers (or the overall numbers).

@@ -1,0 +1,144 @@
+package clients
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+// startSDKServer serves the official Go SDK's streamable handler on loopback: stateful, with
+// an idle SessionTimeout and an in-memory event store, as a real deployment would run it.
+func startSDKServer(t *testing.T, ttl time.Duration) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-under-test", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{SessionTimeout: ttl, EventStore: mcp.NewMemoryEventStore(nil)})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+	})
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// Both policies against the official Go SDK server, through embedded Toxiproxy: an idle
+// timeout cuts the GET streams while calls run, the sessions then idle past the SDK's
+// SessionTimeout, and calls resume. Nothing here assumes the reference server's behaviour.
+func TestPoliciesAgainstGoSDKServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	const ttl = 500 * time.Millisecond
+	sdkURL := startSDKServer(t, ttl)
+	u, _ := url.Parse(sdkURL)
+
+	inj, err := faults.NewEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+
+	ctx := context.Background()
+	const runFor = 2200 * time.Millisecond
+	calls := func(el time.Duration) bool {
+		return el < 300*time.Millisecond || el >= 1500*time.Millisecond
+	}
+	type group struct {
+		fleet *Fleet
+		rec   *metrics.Group
+		proxy string
+	}
+	var groups []group
+	for _, name := range []string{"naive", "probe"} {
+		listen, err := inj.AddProxy(ctx, name, u.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := endpoint((&url.URL{Scheme: "http", Host: listen, Path: u.Path}).String())
+		pol, _ := NewPolicy(name, PolicyConfig{Retries: 3})
+		rec := metrics.NewGroup(name, name, 6)
+		f := NewFleet(GroupConfig{
+			Name: name, Clients: 6, Ramp: 50 * time.Millisecond, Policy: pol, Probe: "ping",
+			DeadStatuses: []int{404, 410}, RetryBackoff: 10 * time.Millisecond,
+			CallEvery: 100 * time.Millisecond, Tool: "echo", Concurrency: 2,
+			ReconnectDelay: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
+		}, ep, rec, NewEstimated(ttl), calls)
+		groups = append(groups, group{f, rec, name})
+	}
+
+	start := time.Now()
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(runFor))
+	defer cancel()
+	schedDone := make(chan error, 1)
+	go func() {
+		schedDone <- faults.RunSchedule(runCtx, inj, start, []faults.Scheduled{{
+			Fault:   faults.Toxic{Name: "lb", Type: "idle_timeout", Attributes: map[string]any{"timeout": 60}},
+			Proxies: []string{"naive", "probe"},
+			At:      50 * time.Millisecond, For: 200 * time.Millisecond,
+		}}, nil)
+	}()
+	done := make(chan struct{})
+	for _, g := range groups {
+		go func() { g.fleet.Run(runCtx, start); done <- struct{}{} }()
+	}
+	for range groups {
+		<-done
+	}
+	if err := <-schedDone; err != nil {
+		t.Fatal(err)
+	}
+
+	for _, g := range groups {
+		s := g.rec.Snapshot()
+		t.Logf("%s: counters %v errors %v amplification %.2f", g.proxy, s.Counters, s.Errors, s.RetryAmplification())
+		c := func(m metrics.Counter) int64 { return s.Counter(m) }
+		if c(metrics.Drops) == 0 {
+			t.Errorf("%s: the idle timeout dropped no stream", g.proxy)
+		}
+		if c(metrics.SessionsDead) == 0 {
+			t.Errorf("%s: no session death was run into, though sessions idled past the SDK's SessionTimeout", g.proxy)
+		}
+		if c(metrics.ToolCallsOK) == 0 {
+			t.Errorf("%s: no tool call succeeded", g.proxy)
+		}
+		if n := s.Errors[metrics.ErrProtocol]; n != 0 {
+			t.Errorf("%s: %d protocol errors against the SDK server", g.proxy, n)
+		}
+		if c(metrics.StaleEventsApplied) != 0 {
+			t.Errorf("%s: stale events applied", g.proxy)
+		}
+		// The SDK server closes a session's GET stream when the session times out and
+		// answers the reconnect with 404: the boundary collapses, and both policies must see
+		// every death as a session death, with no tool blamed and no retry piled on.
+		if c(metrics.SessionsDeadDetected) != c(metrics.SessionsDead) {
+			t.Errorf("%s: %d deaths run into, %d detected as such", g.proxy, c(metrics.SessionsDead), c(metrics.SessionsDeadDetected))
+		}
+		if c(metrics.MisattributedErrors) != 0 {
+			t.Errorf("%s: %d errors blamed on tools", g.proxy, c(metrics.MisattributedErrors))
+		}
+		if a := s.RetryAmplification(); a > 1.5 {
+			t.Errorf("%s: retry amplification %.2f against a server whose GET tells the truth", g.proxy, a)
+		}
+	}
+}

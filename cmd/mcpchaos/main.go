@@ -1,0 +1,75 @@
+// Command mcpchaos is a chaos and load-testing tool for MCP servers that speak the
+// streamable-HTTP transport. It is the only package that knows every other one: it wires a
+// workload to a target, faults, a client fleet, metrics and results, and maps errors to exit
+// codes in exactly one place (exitCode).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitRuntime     = 1   // the run could not be carried out
+	exitUsage       = 2   // invalid flags, arguments or workload
+	exitThresholds  = 99  // reserved: a threshold failed
+	exitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// usageError is a mistake in flags or arguments.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Errorf(format, args...)} }
+
+// errInterrupted ends a run that a signal stopped (its partial export is written).
+var errInterrupted = errors.New("interrupted")
+
+func exitCode(err error) int {
+	var (
+		ue *usageError
+		ve *workloads.ValidationError
+		nf *workloads.NotFoundError
+	)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.As(err, &ue), errors.As(err, &ve), errors.As(err, &nf):
+		return exitUsage
+	default:
+		return exitRuntime
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		// After the first signal the run drains and writes its partial export; restoring the
+		// default handlers lets a second signal end the process at once. Embedded proxies and
+		// the reference server live in this process, so nothing is left behind either way.
+		<-ctx.Done()
+		stop()
+	}()
+	err := newRoot().ExecuteContext(ctx)
+	if err != nil && !errors.Is(err, errInterrupted) {
+		fmt.Fprintln(os.Stderr, "mcpchaos:", err)
+	}
+	stop()
+	os.Exit(exitCode(err))
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The command line is the tool's contract, so it is tested as scripts: the command, its exit
+// status, what it prints (testdata/script/*.txtar).
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"mcpchaos": main})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// status N CMD ARGS...: run CMD and require exit status N exactly.
+			"status": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) < 2 {
+					ts.Fatalf("usage: status N command [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("status: %v", err)
+				}
+				got := 0
+				if err := ts.Exec(args[1], args[2:]...); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) {
+						ts.Fatalf("status: %v", err)
+					}
+					got = ee.ExitCode()
+				}
+				if got != want {
+					ts.Fatalf("exit status %d, want %d", got, want)
+				}
+			},
+		},
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("HOME", env.WorkDir)
+			return nil
+		},
+	})
+}
+

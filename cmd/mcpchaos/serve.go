@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		addr   string
+		from   string
+		public bool
+		cfg    target.Config
+		getVal string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the reference MCP server on its own",
+		Long: `Run the built-in reference MCP server standalone, for pointing other clients at it or for
+running it in a process of its own. Its regime comes from flags, or from a workload's
+target.builtin section with --from. It listens on loopback unless --public is given, and
+stops on Ctrl-C.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if from != "" {
+				w, err := workloads.Resolve(from)
+				if err != nil {
+					return err
+				}
+				if w.Target.Builtin == nil {
+					return usagef("--from %s: the workload has no target.builtin section", from)
+				}
+				cfg = targetConfig(w.Target.Builtin)
+			} else {
+				cfg.GetValidation = target.GetValidation(getVal)
+			}
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return usagef("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+			}
+			if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+				return usagef("--addr %q is not a loopback address; pass --public to listen there", addr)
+			}
+			cfg = cfg.WithDefaults()
+			if err := cfg.Validate(); err != nil {
+				return &usageError{err}
+			}
+			inst, err := target.Start(addr, cfg)
+			if err != nil {
+				return err
+			}
+			defer inst.Close()
+			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
+				inst.URL, cfg.SessionTTL, cfg.Retention, cfg.GetValidation)
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (HOST:PORT)")
+	f.BoolVar(&public, "public", false, "allow a non-loopback listen address")
+	f.StringVar(&from, "from", "", "take the server's settings from this workload's target.builtin")
+	f.DurationVar(&cfg.SessionTTL, "ttl", 0, "session TTL, sliding, refreshed by session-scoped POSTs (0: never expire)")
+	f.DurationVar(&cfg.Retention, "retention", 0, "event-log retention, independent of the session's life")
+	f.IntVar(&cfg.RetentionEvents, "retention-events", 0, "events kept per session log (0: default)")
+	f.StringVar(&getVal, "get-validation", "permissive", "permissive (cursor only, as in the seed) or strict")
+	f.IntVar(&cfg.DeadStatus, "dead-status", 0, "status for a dead session (0: 404)")
+	f.StringVar(&cfg.DeadBody, "dead-body", "", `body for a dead session (default {"error":"session expired"})`)
+	f.DurationVar(&cfg.NotifyInterval, "notify-interval", 0, "server notifications on each live session's stream (0: off)")
+	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "SSE keepalive comments on open streams (0: off)")
+	f.DurationVar(&cfg.Retry, "retry", 0, "SSE retry: value sent with priming events (0: not sent)")
+	return cmd
+}
+
+// targetConfig turns a workload's built-in target section into the server's config.
+func targetConfig(b *workloads.BuiltinTarget) target.Config {
+	return target.Config{
+		SessionTTL:          b.SessionTTL,
+		Retention:           b.Retention,
+		RetentionEvents:     b.RetentionEvents,
+		GetValidation:       target.GetValidation(b.GetValidation),
+		DeadStatus:          b.DeadStatus,
+		DeadBody:            b.DeadBody,
+		UnknownCursorStatus: b.UnknownCursorStatus,
+		NotifyInterval:      b.NotifyInterval,
+		Keepalive:           b.Keepalive,
+		Retry:               b.Retry,
+		PostResponse:        b.PostResponse,
+	}
+}

@@ -1,0 +1,116 @@
+package workloads
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+var groupSchema = schema{keys: []schemaKey{
+	{"name", "name the group with lowercase letters, digits, - and _, e.g. name: naive"},
+	{"clients", "set how many simulated clients this group runs"},
+	{"ramp", "set the time over which the group's clients start, evenly spread, e.g. 30s (default 0s: all at once)"},
+	{"policy", "set what a client does after a drop: " + strings.Join(policies, " or ")},
+	{"retries", "set how many times a client retries a failed tool call (default 3)"},
+	{"retry_backoff", "set the pause before each retry, e.g. 50ms"},
+	{"probe", "set the request a probe sends: " + strings.Join(probes, " or ")},
+	{"dead_statuses", "list the HTTP statuses that mean a dead session, e.g. [404, 410]"},
+	{"call_every", "set each client's tool-call period during phases with calls: true, e.g. 1s"},
+	{"tool", "set the tool clients call: " + strings.Join(tools, " or ")},
+	{"concurrency", "set how many request loops each client runs at once (default 2)"},
+	{"request_timeout", "set how long a client waits for a response, e.g. 10s"},
+	{"protocol", "set the MCP protocol version clients offer: " + strings.Join(protocols, ", ")},
+}}
+
+func (d *decoder) groups(f *field, run runLength) []Group {
+	entries, ok := d.list(f, maxListLen)
+	if !ok {
+		return nil
+	}
+	if len(entries) == 0 {
+		d.errorf(f.node, f.path, "is empty; %s", f.hint)
+		return nil
+	}
+	groups := make([]Group, 0, len(entries))
+	names := map[string]ast.Node{}
+	for i, e := range entries {
+		g := d.group(e, fmt.Sprintf("%s[%d]", f.path, i), run, names)
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) Group {
+	m := d.mapping(e, path, &groupSchema)
+	var g Group
+	if nf := m.require("name"); nf != nil {
+		if name, ok := d.name(nf); ok {
+			g.Name = name
+			if prev, dup := names[name]; dup {
+				line, col := position(prev)
+				d.errorf(nf.node, nf.path, "duplicate group name %q (first at %d:%d); give each group its own name", name, line, col)
+			} else {
+				names[name] = nf.node
+			}
+		}
+	}
+	if cf := m.require("clients"); cf != nil {
+		if v, ok := d.integer(cf); ok && d.checkRange(cf, v, 1, maxClients) {
+			g.Clients = int(v)
+		}
+	}
+	g.Ramp = m.durationAtLeast("ramp", 0, 0, false)
+	if rf := m.field("ramp"); rf != nil && run.known && g.Ramp > run.d {
+		d.errorf(rf.node, rf.path, "%s is longer than the whole run (%s), so some clients would never start; shorten it", fmtDur(g.Ramp), fmtDur(run.d))
+	}
+	if pf := m.require("policy"); pf != nil {
+		g.Policy, _ = d.oneOf(pf, policies)
+	}
+	g.Retries = int(m.intIn("retries", defaultRetries, 0, maxRetries))
+	g.RetryBackoff = m.durationAtLeast("retry_backoff", defaultRetryBackoff, 0, false)
+	g.Probe = m.oneOf("probe", probes)
+	g.DeadStatuses = d.deadStatuses(m)
+	g.CallEvery = m.durationAtLeast("call_every", defaultCallEvery, 0, true)
+	g.Tool = m.oneOf("tool", tools)
+	g.Concurrency = int(m.intIn("concurrency", defaultConcurrency, 1, maxConcurrency))
+	g.RequestTimeout = m.durationAtLeast("request_timeout", defaultRequestTimeout, 0, true)
+	g.Protocol = m.oneOf("protocol", protocols)
+	return g
+}
+
+func (d *decoder) deadStatuses(m *mapping) []int {
+	def := append([]int(nil), defaultDeadStatuses...)
+	f := m.field("dead_statuses")
+	if f == nil {
+		return def
+	}
+	entries, ok := d.list(f, maxStatuses)
+	if !ok {
+		return def
+	}
+	if len(entries) == 0 {
+		d.errorf(f.node, f.path, "is empty, so no failure would count as a dead session; %s", f.hint)
+		return def
+	}
+	statuses := make([]int, 0, len(entries))
+	seen := map[int64]bool{}
+	for i, e := range entries {
+		v, ok := d.resolve(e)
+		if !ok {
+			continue
+		}
+		sf := &field{path: fmt.Sprintf("%s[%d]", f.path, i), node: v, hint: "use an HTTP status between 100 and 599"}
+		status, ok := d.integer(sf)
+		if !ok || !d.checkRange(sf, status, 100, 599) {
+			continue
+		}
+		if seen[status] {
+			d.errorf(sf.node, sf.path, "%d is listed twice; remove one", status)
+			continue
+		}
+		seen[status] = true
+		statuses = append(statuses, int(status))
+	}
+	return statuses
+}

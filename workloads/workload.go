@@ -1,0 +1,181 @@
+package workloads
+
+import "time"
+
+// Workload is a validated workload file: every default filled in, every
+// duration resolved (including "ttl+DUR" phase durations), every reference
+// checked. A Workload returned by this package is ready to be planned.
+type Workload struct {
+	Name, Description string
+	Source            string // the file path, or "builtin:<name>"
+	Hash              string // "sha256:<hex>" of the file bytes
+	Target            Target
+	Phases            []Phase // sequential, with resolved Start and Duration
+	Groups            []Group
+	Faults            []Fault
+	Duration          time.Duration // sum of the phase durations: the planned run time
+}
+
+// Target is the MCP server under test.
+type Target struct {
+	// Builtin is the built-in reference server, configured to a regime; it
+	// is the only kind of target for now.
+	Builtin *BuiltinTarget
+	// URL is reserved for real servers; a workload that sets it is rejected
+	// until that is supported.
+	URL string
+	// SessionTTL is the declared session TTL (Builtin.SessionTTL): what
+	// "ttl" means in phase durations and what detection delays are
+	// measured against.
+	SessionTTL time.Duration
+}
+
+// BuiltinTarget configures the reference server's regime: how long sessions
+// live, how long the event log outlives them, whether GET validates the
+// session, and how dead sessions and unknown cursors are answered.
+type BuiltinTarget struct {
+	SessionTTL          time.Duration // session_ttl: required, > 0
+	Retention           time.Duration // retention: event-log retention; default 2×session_ttl
+	RetentionEvents     int           // retention_events: events kept per log; default 1024
+	GetValidation       string        // get_validation: GetPermissive (default) or GetStrict
+	DeadStatus          int           // dead_status: status for a dead session; default 404
+	DeadBody            string        // dead_body: body for a dead session; default {"error":"session expired"}
+	UnknownCursorStatus int           // unknown_cursor_status: default 400; -1 = 200 with nothing replayed
+	NotifyInterval      time.Duration // notify_interval: default 1s; 0 = no notifications
+	Keepalive           time.Duration // keepalive: SSE comment interval; default 0 = off
+	Retry               time.Duration // retry: SSE retry field; default 0 = not sent
+	PostResponse        string        // post_response: "sse" (default) or "json"
+}
+
+// Phase is one step of the run's timeline. Phases run one after another.
+type Phase struct {
+	Name     string
+	Start    time.Duration // offset from the start of the run
+	Duration time.Duration // resolved; "ttl+1.5s" has become a plain duration
+	Calls    bool          // clients make tool calls during this phase
+}
+
+// End is the offset from the run's start at which the phase ends.
+func (p Phase) End() time.Duration { return p.Start + p.Duration }
+
+// Group is a set of identical simulated clients sharing one fault proxy.
+type Group struct {
+	Name           string        // unique, [a-z0-9_-]+: it names a proxy and a result column
+	Clients        int           // 1..100000
+	Ramp           time.Duration // clients start evenly over this; default 0
+	Policy         string        // what a client does after a drop: one of Policies()
+	Retries        int           // retries of a failed tool call; default 3, 0..20
+	RetryBackoff   time.Duration // pause before each retry; default 50ms
+	Probe          string        // liveness probe method: "ping" (default) or "tools/list"
+	DeadStatuses   []int         // statuses that mean "dead session"; default [404, 410]
+	CallEvery      time.Duration // each client's tool-call period in phases with calls; default 1s
+	Tool           string        // tool called: "echo" (default) or "slow"
+	Concurrency    int           // concurrent request loops per client; default 2, 1..8
+	RequestTimeout time.Duration // per-request timeout; default 10s
+	Protocol       string        // MCP protocol version offered; default Protocols()[0]
+}
+
+// Fault is a toxic (or a whole-proxy outage) applied to the proxies of some
+// client groups during a window of the run.
+type Fault struct {
+	Name       string         // unique; default "<toxic>-<index>"
+	Toxic      string         // one of faults.Types()
+	Stream     string         // "downstream" (default) or "upstream"
+	Attributes map[string]any // toxic attributes, as checked by faults.ValidateToxic
+	Groups     []string       // groups whose proxy gets the fault; empty = all groups
+	At         time.Duration  // offset from the start of the run
+	For        time.Duration  // window length; 0 = until the end of the run
+}
+
+// Until is the offset at which the fault is removed, for a run that lasts
+// runEnd: At+For, or runEnd when For is 0.
+func (f Fault) Until(runEnd time.Duration) time.Duration {
+	if f.For == 0 {
+		return runEnd
+	}
+	return f.At + f.For
+}
+
+// AppliesTo reports whether the fault is applied to the named group's proxy.
+func (f Fault) AppliesTo(group string) bool {
+	if len(f.Groups) == 0 {
+		return true
+	}
+	for _, g := range f.Groups {
+		if g == group {
+			return true
+		}
+	}
+	return false
+}
+
+// The closed sets of values a workload may use. Each list lives here once;
+// the first entry of a list with a default is that default.
+const (
+	PolicyNaive = "naive"
+	PolicyProbe = "probe"
+
+	GetPermissive = "permissive"
+	GetStrict     = "strict"
+
+	StreamDownstream = "downstream"
+	StreamUpstream   = "upstream"
+)
+
+var (
+	policies      = []string{PolicyNaive, PolicyProbe}
+	probes        = []string{"ping", "tools/list"}
+	tools         = []string{"echo", "slow"}
+	protocols     = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	getValidation = []string{GetPermissive, GetStrict}
+	postResponses = []string{"sse", "json"}
+	streams       = []string{StreamDownstream, StreamUpstream}
+)
+
+// Policies lists the client policies a group may name.
+func Policies() []string { return clone(policies) }
+
+// Probes lists the probe methods a group may name; the first is the default.
+func Probes() []string { return clone(probes) }
+
+// Tools lists the tools a group may call; the first is the default.
+func Tools() []string { return clone(tools) }
+
+// Protocols lists the MCP protocol versions a group may offer; the first is
+// the default.
+func Protocols() []string { return clone(protocols) }
+
+func clone(s []string) []string { return append([]string(nil), s...) }
+
+// Defaults and limits, in one place.
+const (
+	defaultRetentionEvents     = 1024
+	defaultDeadStatus          = 404
+	defaultDeadBody            = `{"error":"session expired"}`
+	defaultUnknownCursorStatus = 400
+	defaultNotifyInterval      = time.Second
+
+	defaultRetries        = 3
+	defaultRetryBackoff   = 50 * time.Millisecond
+	defaultCallEvery      = time.Second
+	defaultConcurrency    = 2
+	defaultRequestTimeout = 10 * time.Second
+
+	maxClients         = 100000
+	maxRetries         = 20
+	maxConcurrency     = 8
+	maxRetentionEvents = 1_000_000
+	maxNameLen         = 63
+
+	// maxDuration bounds every duration and the whole run (30 days), so
+	// that sums of durations cannot overflow.
+	maxDuration = 30 * 24 * time.Hour
+
+	// Bounds on list and mapping sizes keep a hostile file (aliases of
+	// aliases) from making validation take forever.
+	maxListLen    = 1000
+	maxStatuses   = 100
+	maxMappingLen = 1000
+)
+
+var defaultDeadStatuses = []int{404, 410}
