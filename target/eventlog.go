@@ -41,7 +41,7 @@ type eventLog struct {
 	head       int
 	posts      uint32      // POST streams opened so far
 	ended      bool        // the session died: Strict closes its streams
-	standalone bool        // a connection is serving the GET stream
+	standalone *follower   // the connection serving the GET stream, if any
 	followers  []*follower // open connections reading this log
 }
 
@@ -54,6 +54,7 @@ type follower struct {
 	stream    uint32
 	wake      chan struct{} // capacity 1: a poke never blocks, pokes coalesce
 	keepalive atomic.Bool   // the ticker asks for a keepalive comment
+	replaced  atomic.Bool   // a resume took the GET stream over: stop
 }
 
 func newFollower(stream uint32) *follower {
@@ -136,14 +137,22 @@ func (l *eventLog) lookup(now int64, cursor uint64) (stream uint32, ok bool) {
 	return l.events[i].stream, true
 }
 
-// attachLocked registers f; false if f wants the GET stream and another
-// connection already serves it.
-func (l *eventLog) attachLocked(f *follower) bool {
+// attachLocked registers f. If f wants the GET stream and another
+// connection serves it, a resume takes it over (that connection is most
+// likely the one that dropped, and the server may not have noticed yet: a
+// load balancer's idle timeout can leave it half-open), while a fresh GET is
+// refused.
+func (l *eventLog) attachLocked(f *follower, takeover bool) bool {
 	if f.stream == standaloneStream {
-		if l.standalone {
-			return false
+		if old := l.standalone; old != nil {
+			if !takeover {
+				return false
+			}
+			old.replaced.Store(true)
+			old.poke()
+			l.followers = slices.DeleteFunc(l.followers, func(g *follower) bool { return g == old })
 		}
-		l.standalone = true
+		l.standalone = f
 	}
 	l.followers = append(l.followers, f)
 	return true
@@ -154,25 +163,25 @@ func (l *eventLog) attachLocked(f *follower) bool {
 func (l *eventLog) open(f *follower, now int64) (priming uint64, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.attachLocked(f) {
+	if !l.attachLocked(f, false) {
 		return 0, false
 	}
 	return l.appendLocked(now, f.stream, nil, false), true
 }
 
-// resume attaches f to read its stream after a cursor; since delivers what
-// was missed.
-func (l *eventLog) resume(f *follower) bool {
+// resume attaches f to read its stream after a cursor, taking the GET
+// stream over if needed; since delivers what was missed.
+func (l *eventLog) resume(f *follower) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.attachLocked(f)
+	l.attachLocked(f, true)
 }
 
 func (l *eventLog) detach(f *follower) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if f.stream == standaloneStream {
-		l.standalone = false
+	if l.standalone == f {
+		l.standalone = nil
 	}
 	l.followers = slices.DeleteFunc(l.followers, func(g *follower) bool { return g == f })
 }

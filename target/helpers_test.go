@@ -342,13 +342,18 @@ func openStream(t *testing.T, resp *http.Response) *stream {
 // next is the next event or comment; it fails at EOF.
 func (s *stream) next() sseEvent {
 	s.t.Helper()
+	return s.nextBy(time.After(waitLimit))
+}
+
+func (s *stream) nextBy(deadline <-chan time.Time) sseEvent {
+	s.t.Helper()
 	select {
 	case e, ok := <-s.events:
 		if !ok {
 			s.t.Fatal("stream ended")
 		}
 		return e
-	case <-time.After(waitLimit):
+	case <-deadline:
 		s.t.Fatal("no event in time")
 	}
 	return sseEvent{}
@@ -358,8 +363,9 @@ func (s *stream) next() sseEvent {
 // priming events.
 func (s *stream) message() sseEvent {
 	s.t.Helper()
+	deadline := time.After(waitLimit)
 	for {
-		if e := s.next(); e.data != "" {
+		if e := s.nextBy(deadline); e.data != "" {
 			return e
 		}
 	}

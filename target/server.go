@@ -149,7 +149,9 @@ func (s *Server) DeathTime(sessionID string) (time.Time, bool) {
 	return s.sessions.deathTime(key, s.now(), s.ttl)
 }
 
-// Stats returns the server's counters.
+// Stats returns the server's counters. Counting live and dead sessions takes
+// a pass over the session store: call it a few times a second, not per
+// request.
 func (s *Server) Stats() Stats {
 	live, died := s.sessions.count(s.now(), s.ttl)
 	return Stats{

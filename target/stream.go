@@ -57,16 +57,18 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // follow streams f's stream of the log on this connection until the client
-// goes, the server closes, a resumed POST stream is complete, or (Strict
-// only) the session dies. On a resume it first replays what followed the
-// cursor; otherwise it starts from a fresh priming event.
+// goes, the server closes, a resume takes the stream over, a resumed POST
+// stream is complete, or (Strict only) the session dies. On a resume it
+// first replays what followed the cursor; otherwise it starts from a fresh
+// priming event.
 //
-// This handler goroutine is the only one the connection costs: emitters and
-// the ticker poke f, and the loop pulls from the log what is new.
+// This handler goroutine is the only one of ours the connection costs
+// (net/http adds its background reader): emitters and the ticker poke f, and
+// the loop pulls from the log what is new.
 func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f *follower, cursor uint64, resume bool) {
-	var ok bool
+	ok := true
 	if resume {
-		ok = log.resume(f)
+		log.resume(f)
 	} else {
 		cursor, ok = log.open(f, s.now())
 	}
@@ -88,7 +90,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f
 	}
 	strict := s.cfg.GetValidation == Strict
 	var batch []event
-	for replaying := resume; ; replaying = false {
+	for replaying := resume; !f.replaced.Load(); replaying = false {
 		var final, ended bool
 		batch, final, ended = log.since(batch[:0], s.now(), cursor, f.stream)
 		for _, e := range batch {
