@@ -17,6 +17,28 @@ import (
 type decoder struct {
 	errorList
 	aliases map[*ast.AliasNode]ast.Node // alias → anchored node; nil: broken alias, already reported
+	checked map[onceKey]bool
+}
+
+type onceKey struct {
+	node ast.Node
+	as   any
+}
+
+// once reports whether this is the first time node is checked as what. A
+// node reached through many aliases is reported on once, and checking it
+// again would only cost time (a hostile file can reach one node a million
+// times).
+func (d *decoder) once(node ast.Node, as any) bool {
+	k := onceKey{node, as}
+	if d.checked[k] {
+		return false
+	}
+	if d.checked == nil {
+		d.checked = map[onceKey]bool{}
+	}
+	d.checked[k] = true
+	return true
 }
 
 // errorf records an error positioned at n.
@@ -186,6 +208,9 @@ func nodeText(n ast.Node) string {
 
 // describe names a value for "got ..." in an error message.
 func describe(n ast.Node) string {
+	if isNil(n) {
+		return "nothing"
+	}
 	switch v := n.(type) {
 	case *ast.StringNode:
 		return fmt.Sprintf("the string %q", v.Value)

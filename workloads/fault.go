@@ -29,11 +29,9 @@ func (d *decoder) faults(f *field, run runLength, groups []Group, groupsOK bool)
 	if !ok {
 		return nil
 	}
-	known := make([]string, 0, len(groups))
+	var known groupNames
 	for _, g := range groups {
-		if g.Name != "" && !contains(known, g.Name) {
-			known = append(known, g.Name)
-		}
+		known.add(g.Name)
 	}
 	var (
 		out   = make([]Fault, 0, len(entries))
@@ -42,7 +40,7 @@ func (d *decoder) faults(f *field, run runLength, groups []Group, groupsOK bool)
 	)
 	for i, e := range entries {
 		path := fmt.Sprintf("%s[%d]", f.path, i)
-		flt, at, ok := d.fault(e, path, i, run, known, groupsOK)
+		flt, at, ok := d.fault(e, path, i, run, &known, groupsOK)
 		if prev, dup := names[flt.Name]; dup && flt.Name != "" {
 			line, col := position(prev)
 			d.errorf(at.name, path+".name", "duplicate fault name %q (first at %d:%d); give each fault its own name", flt.Name, line, col)
@@ -50,8 +48,9 @@ func (d *decoder) faults(f *field, run runLength, groups []Group, groupsOK bool)
 			names[flt.Name] = at.name
 		}
 		if ok && flt.Toxic == faults.TypeDown && run.known {
-			d.checkDownOverlap(flt, at, path, run, known, downs)
-			downs = append(downs, placedFault{flt, path})
+			placed := placedFault{flt, groupSet(flt.Groups)}
+			d.checkDownOverlap(placed, at, path, run, &known, downs)
+			downs = append(downs, placed)
 		}
 		out = append(out, flt)
 	}
@@ -63,12 +62,41 @@ type faultNodes struct {
 	name, at ast.Node
 }
 
+// placedFault is a down fault whose window is within the run.
 type placedFault struct {
 	Fault
-	path string
+	groups map[string]bool // nil: all groups
 }
 
-func (d *decoder) fault(e ast.Node, path string, index int, run runLength, known []string, groupsOK bool) (Fault, faultNodes, bool) {
+// groupNames are the defined groups, in order and as a set.
+type groupNames struct {
+	list []string
+	set  map[string]bool
+}
+
+func (g *groupNames) add(name string) {
+	if name == "" || g.set[name] {
+		return
+	}
+	if g.set == nil {
+		g.set = map[string]bool{}
+	}
+	g.set[name] = true
+	g.list = append(g.list, name)
+}
+
+func groupSet(names []string) map[string]bool {
+	if len(names) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}
+
+func (d *decoder) fault(e ast.Node, path string, index int, run runLength, known *groupNames, groupsOK bool) (Fault, faultNodes, bool) {
 	m := d.mapping(e, path, &faultSchema)
 	flt := Fault{Stream: StreamDownstream}
 	nodes := faultNodes{name: e, at: e}
@@ -137,7 +165,11 @@ func (d *decoder) attributes(f *field) (map[string]any, map[string]ast.Node, boo
 			ok = false
 			continue
 		}
-		k, _ := d.resolve(mv.Key)
+		k, kok := d.resolve(mv.Key)
+		if !kok {
+			ok = false
+			continue
+		}
 		name, isScalar := keyName(k)
 		if !isScalar {
 			d.errorf(mv, f.path, "a key must be a plain word, got %s; write attributes as \"name: value\"", describe(k))
@@ -220,7 +252,7 @@ func (d *decoder) validateToxic(tf *field, m *mapping, flt Fault, keys map[strin
 	}
 }
 
-func (d *decoder) faultGroups(f *field, known []string, groupsOK bool) []string {
+func (d *decoder) faultGroups(f *field, known *groupNames, groupsOK bool) []string {
 	if f == nil {
 		return nil
 	}
@@ -244,8 +276,8 @@ func (d *decoder) faultGroups(f *field, known []string, groupsOK bool) []string 
 		case seen[name]:
 			d.errorf(v, gf.path, "group %q is listed twice; remove one", name)
 			continue
-		case groupsOK && !contains(known, name):
-			d.errorf(v, gf.path, "unknown group %q; %sname one of the groups: %s", name, didYouMean(name, known), strings.Join(known, ", "))
+		case groupsOK && !known.set[name] && d.once(v, "group"):
+			d.errorf(v, gf.path, "unknown group %q; %sname one of the groups: %s", name, didYouMean(name, known.list), strings.Join(known.list, ", "))
 		}
 		seen[name] = true
 		out = append(out, name)
@@ -272,26 +304,40 @@ func (d *decoder) checkWindow(m *mapping, flt Fault, run runLength) bool {
 // checkDownOverlap rejects two down faults on the same proxy at the same
 // time: the end of the first would bring the proxy back while the second
 // still means it to be down.
-func (d *decoder) checkDownOverlap(flt Fault, nodes faultNodes, path string, run runLength, known []string, downs []placedFault) {
+func (d *decoder) checkDownOverlap(flt placedFault, nodes faultNodes, path string, run runLength, known *groupNames, downs []placedFault) {
 	for _, prev := range downs {
 		if flt.At >= prev.Until(run.d) || prev.At >= flt.Until(run.d) {
 			continue
 		}
-		for _, g := range known {
-			if flt.AppliesTo(g) && prev.AppliesTo(g) {
-				d.errorf(nodes.at, path+".at", "overlaps down fault %q (%s to %s) on group %q; a proxy can only be down once at a time: move or shorten one of them",
-					prev.Name, fmtDur(prev.At), fmtDur(prev.Until(run.d)), g)
-				return
-			}
+		if g, shared := sharedGroup(flt, prev, known); shared {
+			d.errorf(nodes.at, path+".at", "overlaps down fault %q (%s to %s) on group %q; a proxy can only be down once at a time: move or shorten one of them",
+				prev.Name, fmtDur(prev.At), fmtDur(prev.Until(run.d)), g)
+			return
 		}
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// sharedGroup finds a group both faults apply to, looking only through the
+// shorter of their group lists.
+func sharedGroup(a, b placedFault, known *groupNames) (string, bool) {
+	switch {
+	case a.groups == nil && b.groups == nil:
+		return firstOf(known.list, nil, known)
+	case a.groups == nil:
+		return firstOf(b.Groups, nil, known)
+	case b.groups == nil || len(a.Groups) <= len(b.Groups):
+		return firstOf(a.Groups, b.groups, known)
+	default:
+		return firstOf(b.Groups, a.groups, known)
+	}
+}
+
+// firstOf is the first defined group in names that is also in set (nil: any).
+func firstOf(names []string, set map[string]bool, known *groupNames) (string, bool) {
+	for _, n := range names {
+		if known.set[n] && (set == nil || set[n]) {
+			return n, true
 		}
 	}
-	return false
+	return "", false
 }

@@ -2,10 +2,12 @@ package workloads
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzLoad checks that no input makes the reader panic or hang, and that its
@@ -121,5 +123,38 @@ func TestBrokenFiles(t *testing.T) {
 		if testing.Verbose() {
 			t.Logf("%s:\n%v", path, err)
 		}
+	}
+}
+
+// A small file can reach one node many times through aliases; checking must
+// stay proportional to the bounded expansion, not blow up with it (this one
+// took 8s before nodes were checked once and group sets were used).
+func TestAliasHeavyFileIsQuick(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x-names: &names [")
+	for i := range maxListLen {
+		fmt.Fprintf(&b, "g%d, ", i)
+	}
+	b.WriteString("]\nx-bad: &bad {")
+	for i := range 100 {
+		fmt.Fprintf(&b, "junk%d: 1, ", i)
+	}
+	b.WriteString("policy: naive, clients: 1}\nname: hostile\ntarget: {builtin: {session_ttl: 1s}}\nphases: [{duration: 10s, calls: true}]\ngroups:\n")
+	for i := range maxListLen {
+		fmt.Fprintf(&b, "  - {<<: *bad, name: g%d}\n", i)
+	}
+	b.WriteString("faults:\n")
+	for i := range maxListLen / 2 {
+		fmt.Fprintf(&b, "  - {toxic: down, at: 1s, groups: [g%d]}\n  - {toxic: down, at: 1s, groups: *names}\n", i)
+	}
+	start := time.Now()
+	_, err := Parse("fuzz.yaml", []byte(b.String()))
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s", took)
+	}
+	checkErrors(t, err)
+	var ve *ValidationError
+	if errors.As(err, &ve) && len(ve.Errs) != maxErrors+1 {
+		t.Errorf("got %d errors, want %d and a line saying more were left out: %v", len(ve.Errs), maxErrors+1, err)
 	}
 }

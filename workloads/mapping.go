@@ -105,6 +105,9 @@ func (m *mapping) sub(name string) string {
 }
 
 func (m *mapping) collect(mn *ast.MappingNode, merged bool, depth int) {
+	// A mapping used many times (an anchor merged into every group) has its
+	// keys checked against a schema once.
+	check := m.d.once(mn, m.s)
 	var merges []ast.Node
 	for _, mv := range mn.Values {
 		if isNil(mv) {
@@ -120,10 +123,15 @@ func (m *mapping) collect(mn *ast.MappingNode, merged bool, depth int) {
 			merges = append(merges, mv.Value)
 			continue
 		}
-		k, _ := m.d.resolve(mv.Key)
+		k, ok := m.d.resolve(mv.Key)
+		if !ok {
+			continue // a broken alias as a key, already reported
+		}
 		name, isScalar := keyName(k)
 		if !isScalar {
-			m.d.errorf(mv, m.path, "a key must be a plain word, got %s; write keys as \"name: value\"", describe(k))
+			if check {
+				m.d.errorf(mv, m.path, "a key must be a plain word, got %s; write keys as \"name: value\"", describe(k))
+			}
 			continue
 		}
 		if prev, dup := m.entries[name]; dup {
@@ -134,6 +142,9 @@ func (m *mapping) collect(mn *ast.MappingNode, merged bool, depth int) {
 			continue
 		}
 		if !m.s.allows(name) {
+			if !check {
+				continue
+			}
 			m.d.errorf(mv.Key, m.sub(name), "unknown key %q; %sallowed keys here: %s",
 				name, didYouMean(name, m.s.names()), strings.Join(m.s.names(), ", "))
 			continue
@@ -291,9 +302,7 @@ func firstN(s []string, n int) []string {
 // word that starts with s (or that s starts with); or one within a few
 // typos.
 func didYouMean(s string, allowed []string) string {
-	norm := func(x string) string {
-		return strings.NewReplacer("_", "", "-", "", "/", "", " ", "").Replace(strings.ToLower(x))
-	}
+	norm := func(x string) string { return separators.Replace(strings.ToLower(x)) }
 	suggest := func(a string) string { return fmt.Sprintf("did you mean %q? ", a) }
 	ns := norm(s)
 	for _, a := range allowed {
@@ -323,6 +332,8 @@ func didYouMean(s string, allowed []string) string {
 	}
 	return suggest(best)
 }
+
+var separators = strings.NewReplacer("_", "", "-", "", "/", "", " ", "")
 
 // editDistance is the Levenshtein distance, for short words only.
 func editDistance(a, b []rune) int {
