@@ -129,9 +129,11 @@ func (d *decoder) fault(e ast.Node, path string, index int, run runLength, known
 	if at != nil {
 		nodes.at = at.node
 	}
+	reported := len(d.errs)
 	flt.At = m.durationAtLeast("at", 0, 0, false)
 	flt.For = m.durationAtLeast("for", 0, 0, false)
-	if run.known {
+	ok = ok && len(d.errs) == reported // a broken window is not checked for overlaps
+	if run.known && len(d.errs) == reported {
 		ok = d.checkWindow(m, flt, run) && ok
 	}
 	return flt, nodes, ok
