@@ -187,8 +187,7 @@ func (g *Group) AddFalseHealthy(d time.Duration) {
 	}
 }
 
-// Move moves one client from one state gauge to another. Use from == to... never; use Enter
-// for a client's first state.
+// Move moves one client from one state gauge to another; Enter counts its first state.
 func (g *Group) Move(from, to State) {
 	g.states[from].Add(-1)
 	g.states[to].Add(1)
