@@ -146,19 +146,25 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 	type job struct{ c, k int }
 	conc := f.cfg.Concurrency
 	period := f.cfg.CallEvery
-	jobs := make(chan job)
-	var workers sync.WaitGroup
-	for range min(256, f.cfg.Clients*conc) {
-		workers.Go(func() {
-			for j := range jobs {
-				c := f.clients[j.c]
-				c.tick(ctx, j.k)
-				c.busy[j.k].Store(false)
-			}
+	// At most 256 calls run at once; a call's goroutine exists only while it runs, so an idle
+	// fleet costs no worker goroutines.
+	slots := make(chan struct{}, 256)
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	dispatch := func(j job) bool {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+		calls.Go(func() {
+			c := f.clients[j.c]
+			c.tick(ctx, j.k)
+			c.busy[j.k].Store(false)
+			<-slots
 		})
+		return true
 	}
-	defer workers.Wait()
-	defer close(jobs)
 
 	q := make(timetable, 0, f.cfg.Clients*conc)
 	for i := range f.clients {
@@ -184,13 +190,9 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 		for len(q) > 0 && !q[0].due.After(now) {
 			s := &q[0]
 			c := f.clients[s.c]
-			if f.calls(s.due.Sub(start)) && c.busy[s.k].CompareAndSwap(false, true) {
-				select {
-				case jobs <- job{s.c, s.k}:
-				case <-ctx.Done():
-					c.busy[s.k].Store(false)
-					return
-				}
+			if f.calls(s.due.Sub(start)) && c.busy[s.k].CompareAndSwap(false, true) && !dispatch(job{s.c, s.k}) {
+				c.busy[s.k].Store(false)
+				return
 			}
 			s.due = s.due.Add(period)
 			heap.Fix(&q, 0)
@@ -251,4 +253,18 @@ func (f *Fleet) Census() Census {
 		}
 	}
 	return cs
+}
+
+// Sessions returns the sessions the clients hold now (for benchmarks and inspection; the
+// fleet's own request loops do not use it).
+func (f *Fleet) Sessions() []*Session {
+	out := make([]*Session, 0, len(f.clients))
+	for _, c := range f.clients {
+		c.mu.Lock()
+		if c.cur != nil {
+			out = append(out, c.cur.s)
+		}
+		c.mu.Unlock()
+	}
+	return out
 }

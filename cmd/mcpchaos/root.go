@@ -18,7 +18,7 @@ Start with the built-in demo:  mcpchaos run seed-incident-fast`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newServeCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newServeCmd(), newVersionCmd(), newBenchCmd())
 	return root
 }
 
