@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/mcpwire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -252,7 +253,7 @@ func (r *Reply) take(data []byte, id jsonrpc.ID) error {
 // takeEvent reads one message of an SSE reply: a server message before the response, or the
 // response itself (done).
 func (r *Reply) takeEvent(data []byte, id jsonrpc.ID) (done bool, err error) {
-	m, err := jsonrpc.DecodeMessage(data)
+	m, err := mcpwire.Decode(data)
 	if err != nil {
 		return false, &ProtocolError{Msg: "undecodable JSON-RPC message: " + err.Error()}
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpchaos/mcpchaos/mcpwire"
 )
 
 // maxBodyBytes bounds a POSTed message.
@@ -29,7 +31,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := mcpwire.Decode(body)
 	if err != nil {
 		writeRPCError(w, http.StatusBadRequest, rpcError(jsonrpc.CodeParseError, "%v", err))
 		return
