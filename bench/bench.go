@@ -213,7 +213,7 @@ type leanHolder struct {
 func holdLean(ctx context.Context, endpoint string, o Options) (holder, error) {
 	ep := &clients.Endpoint{
 		URL:            endpoint,
-		HTTP:           &http.Client{Transport: clients.NewTransport(o.Workers * 2)},
+		HTTP:           &http.Client{Transport: clients.Streaming(clients.NewTransport(o.Workers * 2))},
 		Protocol:       clients.Protocol20251125,
 		RequestTimeout: 30 * time.Second,
 		MaxBody:        4 << 20,

@@ -24,7 +24,7 @@ func startTarget(t *testing.T, cfg target.Config) *target.Instance {
 func endpoint(url string) *Endpoint {
 	return &Endpoint{
 		URL:            url,
-		HTTP:           &http.Client{Transport: NewTransport(16)},
+		HTTP:           &http.Client{Transport: Streaming(NewTransport(16))},
 		Protocol:       Protocol20251125,
 		RequestTimeout: 5 * time.Second,
 		MaxBody:        1 << 20,
