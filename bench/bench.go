@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -334,10 +335,12 @@ type procSample struct {
 	fds                         int
 }
 
-// sample reads the process after a GC has settled the heap.
+// sample reads the process after a GC has settled the heap and freed memory has gone back to
+// the OS, so that RSS shows what the held sessions keep, not the garbage of establishing them
+// (the same for every client kind).
 func sample() procSample {
 	runtime.GC()
-	runtime.GC()
+	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s := procSample{heap: int64(ms.HeapInuse + ms.StackInuse), goroutines: runtime.NumGoroutine()}

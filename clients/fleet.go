@@ -111,7 +111,8 @@ func (f *Fleet) Run(ctx context.Context, start time.Time) {
 			break
 		}
 		f.rec.Enter(metrics.StateStarting)
-		clients.Go(func() { c.run(ctx) })
+		clients.Add(1)
+		go c.run(ctx, &clients)
 	}
 	<-ctx.Done()
 	clients.Wait()

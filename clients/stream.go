@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"time"
@@ -8,38 +9,56 @@ import (
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
-// hold keeps h's GET stream open, applying server events, and handles every drop: reconnect
-// with the cursor (a replay) and let the policy judge it. It returns when the client abandons
-// h or the run ends.
-func (c *Client) hold(h *held) {
+// reading is a held stream on its way from one goroutine to the next.
+type reading struct {
+	h      *held
+	st     *Stream
+	cursor string
+	j      *judgement // set while a replay answered 200 awaits its verdict
+}
+
+// readOn hands r to a fresh goroutine (see Client.run for why).
+func (c *Client) readOn(ctx context.Context, wg *sync.WaitGroup, r *reading) {
+	wg.Add(1)
+	go c.read(ctx, wg, r)
+}
+
+// read reads the session's stream, applying server events, and handles its end: a drop is
+// followed by a reconnect with the cursor (a replay) that the policy judges. It ends by handing
+// the next stream to a fresh goroutine, or by restarting the client when the session was
+// abandoned.
+func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
+	defer wg.Done()
 	cfg := &c.f.cfg
-	cursor := ""
-	st := c.openFirst(h)
-	var j *judgement // set while a replay answered 200 awaits its verdict
-	for st != nil {
-		retry := c.read(h, st, &cursor, j.gate())
-		drop := true
-		if j != nil {
-			switch j.wait() {
-			case Teardown:
-				c.f.rec.Add(metrics.EventsQuarantined, int64(j.g.late()))
-				return
-			case Resume:
-			default: // ambiguous: nothing was applied; replay again from the old cursor
-				cursor, retry, drop = j.before, -1, false
-			}
-			j = nil
-		}
-		if h.ctx.Err() != nil {
+	h := r.h
+	retry := c.consume(h, r.st, &r.cursor, r.j.gate())
+	drop := true
+	if r.j != nil {
+		switch r.j.wait() {
+		case Teardown:
+			c.f.rec.Add(metrics.EventsQuarantined, int64(r.j.g.late()))
+			c.restart(ctx, wg)
 			return
+		case Resume:
+		default: // ambiguous: nothing was applied; replay again from the old cursor
+			r.cursor, retry, drop = r.j.before, -1, false
 		}
-		if drop { // the stream ended while the client still holds the session
-			c.f.rec.Inc(metrics.Drops)
-			c.setState(metrics.StateReconnecting)
-		}
-		st, j = c.reconnect(h, &cursor, time.Now(), retryDelay(retry, cfg.ReconnectDelay, cfg.ReconnectMax))
+		r.j = nil
 	}
-	<-h.ctx.Done() // no stream to hold (the server offers none, or the session died): wait
+	if h.ctx.Err() != nil { // abandoned, or the run is over
+		c.restart(ctx, wg)
+		return
+	}
+	if drop { // the stream ended while the client still holds the session
+		c.f.rec.Inc(metrics.Drops)
+		c.setState(metrics.StateReconnecting)
+	}
+	r.st, r.j = c.reconnect(h, &r.cursor, time.Now(), retryDelay(retry, cfg.ReconnectDelay, cfg.ReconnectMax))
+	if r.st == nil {
+		c.restart(ctx, wg)
+		return
+	}
+	c.readOn(ctx, wg, r)
 }
 
 // openFirst opens the session's first GET stream. nil means there is none to hold.
@@ -69,9 +88,9 @@ func (c *Client) openFirst(h *held) *Stream {
 	return nil
 }
 
-// read consumes st until it ends, tracking the cursor. Events go to pending while a verdict is
+// consume reads st until it ends, tracking the cursor. Events go to pending while a verdict is
 // awaited (pending != nil), else they are applied. It returns the server's last retry value.
-func (c *Client) read(h *held, st *Stream, cursor *string, pending *verdictGate) int64 {
+func (c *Client) consume(h *held, st *Stream, cursor *string, pending *verdictGate) int64 {
 	defer st.Close()
 	for ev, err := range st.Events(c.f.ep.MaxEvent) {
 		if err != nil {
