@@ -65,3 +65,34 @@ func TestRetrySnifferIgnoresJunk(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadEvents: any byte stream parses without a panic, never yields an event over the cap,
+// and the retry sniffer never reports a negative value.
+func FuzzReadEvents(f *testing.F) {
+	for _, s := range []string{
+		"id: 7\nretry: 250\ndata:\n\n",
+		"id: 8\r\ndata: {\"a\":1}\r\n\r\n",
+		"data: a\rdata: b\r\r",
+		": comment\n\nevent: x\ndata: y\n\n",
+		"retry: 99999999999999999999\n\n",
+		"id: \x00\ndata: z\n\n",
+		"data: " + strings.Repeat("x", 300) + "\n\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var retry atomic.Int64
+		retry.Store(-1)
+		for ev, err := range readEvents(strings.NewReader(string(data)), 256, &retry) {
+			if err != nil {
+				break
+			}
+			if len(ev.Data) > 256 {
+				t.Fatalf("event of %d bytes passed a 256-byte cap", len(ev.Data))
+			}
+		}
+		if r := retry.Load(); r < -1 {
+			t.Fatalf("retry %d", r)
+		}
+	})
+}

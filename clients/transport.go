@@ -1,0 +1,128 @@
+package clients
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"time"
+)
+
+// Conn says how to reach a target by URL: through which address, over which HTTP version,
+// trusting which certificates, with which extra headers.
+//
+// The client always speaks to the URL's host: the Host header and the TLS server name come
+// from URL even when Dial sends the bytes elsewhere (a Toxiproxy listener in front of the
+// target). A load balancer or virtual host behind the proxy sees the request it would see
+// without mcpchaos in the way.
+type Conn struct {
+	URL *url.URL
+	// Dial is the host:port to connect to instead of the URL's host, or "" for the URL's host.
+	Dial string
+	// Header holds extra headers for every request (Authorization, say). Values may be secrets:
+	// nothing here ever prints them.
+	Header http.Header
+	// RootCAs are the certificates trusted for https; nil means the system's.
+	RootCAs *x509.CertPool
+	// InsecureSkipVerify accepts any certificate. Only ever set on the user's explicit request.
+	InsecureSkipVerify bool
+	// HTTP2 speaks HTTP/2 (h2 over TLS, prior-knowledge h2c over plain http) instead of HTTP/1.1.
+	// Over HTTP/2 every session of a group shares one TCP connection, so one cut connection is
+	// a drop for all of them at once; over HTTP/1.1 each held stream has a connection of its own.
+	HTTP2 bool
+	// MaxConns sizes the connection pool (HTTP/1.1).
+	MaxConns int
+}
+
+// LoadCAFile reads PEM certificates to trust for a target.
+func LoadCAFile(path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate in it; give a file with one or more \"-----BEGIN CERTIFICATE-----\" blocks", path)
+	}
+	return pool, nil
+}
+
+// NewHTTPClient returns the HTTP client for a target reached by URL. Like NewTransport it never
+// uses an environment proxy: the only thing in the way is the one mcpchaos puts there.
+func NewHTTPClient(c Conn) (*http.Client, error) {
+	if c.URL == nil || (c.URL.Scheme != "http" && c.URL.Scheme != "https") || c.URL.Host == "" {
+		return nil, errors.New("target URL must be absolute, http:// or https://")
+	}
+	t := NewTransport(max(c.MaxConns, 2))
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	if c.Dial != "" {
+		to := c.Dial
+		t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, to)
+		}
+	}
+	if c.URL.Scheme == "https" {
+		t.TLSClientConfig = &tls.Config{
+			RootCAs:            c.RootCAs,
+			InsecureSkipVerify: c.InsecureSkipVerify, //nolint:gosec // the user asked for it by name
+			MinVersion:         tls.VersionTLS12,
+		}
+		t.TLSHandshakeTimeout = 10 * time.Second
+	}
+	var p http.Protocols
+	switch {
+	case !c.HTTP2:
+		p.SetHTTP1(true)
+	case c.URL.Scheme == "https":
+		p.SetHTTP2(true)
+	default:
+		p.SetUnencryptedHTTP2(true)
+	}
+	t.Protocols = &p
+	var rt http.RoundTripper = Streaming(t) // held streams on connections of their own
+	if len(c.Header) > 0 {
+		rt = &headerTransport{base: t, header: c.Header.Clone()}
+	}
+	return &http.Client{Transport: rt}, nil
+}
+
+// headerTransport adds the target's extra headers to every request, ours and those of clients
+// mcpchaos does not write (the Go SDK's).
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	for k, vs := range h.header {
+		r.Header[k] = append([]string(nil), vs...)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.
+func (h *headerTransport) CloseIdleConnections() {
+	if c, ok := h.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// DefaultPort is the port a URL names, explicitly or by its scheme.
+func DefaultPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// HostPort is the URL's host:port, with the scheme's port when none is written.
+func HostPort(u *url.URL) string { return net.JoinHostPort(u.Hostname(), DefaultPort(u)) }
