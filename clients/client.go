@@ -32,6 +32,7 @@ type Client struct {
 	mine  []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
 	state metrics.State
 	busy  []atomic.Bool // per request loop: a tick is running
+	sdk   *sdkClient    // the Go SDK session of a gosdk client (gosdk.go); nil otherwise
 }
 
 func (c *Client) setState(s metrics.State) {
@@ -57,6 +58,10 @@ func (c *Client) setStateLocked(s metrics.State) {
 // this way.
 func (c *Client) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
+	if c.f.sdkMode() {
+		c.runSDK(ctx) // the Go SDK's client holds the session (gosdk.go)
+		return
+	}
 	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
 	for ctx.Err() == nil {
 		h, err := c.initialize(ctx)
@@ -247,6 +252,14 @@ func (c *Client) dropLoopSession(k int, h *held) {
 
 // tick runs one application request of loop k: a tool call with the policy's retries.
 func (c *Client) tick(ctx context.Context, k int) {
+	switch {
+	case c.f.ep.Generation == Stateless:
+		c.tickStateless(ctx, k) // stateless.go
+		return
+	case c.f.sdkMode():
+		c.tickSDK(ctx, k) // gosdk.go
+		return
+	}
 	h := c.sessionFor(k)
 	if h == nil {
 		return

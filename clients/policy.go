@@ -83,6 +83,7 @@ type PolicyConfig struct {
 var policies = map[string]func(PolicyConfig) Policy{
 	"naive": func(c PolicyConfig) Policy { return Naive{Retries: c.Retries} },
 	"probe": func(c PolicyConfig) Policy { return Probe{Retries: c.Retries} },
+	"gosdk": func(PolicyConfig) Policy { return GoSDK{} },
 }
 
 // PolicyNames lists the registered policies.

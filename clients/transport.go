@@ -86,7 +86,7 @@ func NewHTTPClient(c Conn) (*http.Client, error) {
 	t.Protocols = &p
 	var rt http.RoundTripper = Streaming(t) // held streams on connections of their own
 	if len(c.Header) > 0 {
-		rt = &headerTransport{base: t, header: c.Header.Clone()}
+		rt = &headerTransport{base: rt, header: c.Header.Clone()}
 	}
 	return &http.Client{Transport: rt}, nil
 }

@@ -46,6 +46,10 @@ type Endpoint struct {
 	MaxBody        int64         // cap on a JSON body
 	MaxEvent       int           // cap on one SSE event
 	ClientName     string
+	// Generation is what the server speaks (Negotiate finds out). For Stateless, Protocol is
+	// the stateless revision and sessions are only request contexts: no initialize, no id, no
+	// GET stream, no DELETE.
+	Generation Generation
 }
 
 // NewTransport returns an HTTP/1.1 transport sized for many sessions to one host: every held
@@ -81,14 +85,19 @@ func (r *Reply) OK() bool { return r != nil && r.Status/100 == 2 && r.Result != 
 // Session is one MCP session on the wire: its id and negotiated protocol. Its methods are safe
 // for concurrent use.
 type Session struct {
-	ep       *Endpoint
-	ID       string
-	Protocol string // negotiated
-	nextID   atomic.Int64
+	ep        *Endpoint
+	ID        string
+	Protocol  string // negotiated
+	Stateless bool   // the stateless revision: every request stands alone (stateless.go)
+	nextID    atomic.Int64
 }
 
-// Initialize opens a session: initialize, then notifications/initialized.
+// Initialize opens a session: initialize, then notifications/initialized. Against a stateless
+// server there is nothing to open: it returns a session that only carries the protocol.
 func (ep *Endpoint) Initialize(ctx context.Context) (*Session, *Reply, error) {
+	if ep.Generation == Stateless {
+		return &Session{ep: ep, Protocol: ep.Protocol, Stateless: true}, nil, nil
+	}
 	s := &Session{ep: ep}
 	params := &mcp.InitializeParams{
 		ProtocolVersion: ep.Protocol,
@@ -138,6 +147,9 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*Reply, 
 
 // Delete ends the session (DELETE). A 405 means the server does not let clients end sessions.
 func (s *Session) Delete(ctx context.Context) (int, error) {
+	if s.Stateless {
+		return http.StatusMethodNotAllowed, nil // nothing to end; a stateless server answers 405
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.ep.RequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.ep.URL, nil)
@@ -168,7 +180,13 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 	ctx, cancel := context.WithTimeout(ctx, s.ep.RequestTimeout)
 	defer cancel()
 	var raw json.RawMessage
-	if params != nil {
+	if s.Stateless {
+		b, err := s.withMeta(params)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw = b
+	} else if params != nil {
 		b, err := json.Marshal(params)
 		if err != nil {
 			return nil, nil, err
@@ -195,6 +213,9 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	s.headers(req)
+	if s.Stateless {
+		statelessHeaders(req, method, params)
+	}
 	resp, err := s.ep.HTTP.Do(req)
 	if err != nil {
 		return nil, nil, err
@@ -296,6 +317,11 @@ type Stream struct {
 // is not empty (a replay). It returns once the response headers are in; a non-200 stream
 // carries the status and is already closed. ctx ends the stream.
 func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error) {
+	if s.Stateless {
+		// The stateless revision has no GET stream; its servers answer 405, so answer that
+		// without asking.
+		return &Stream{Status: http.StatusMethodNotAllowed, cancel: func() {}}, nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.ep.URL, nil)
 	if err != nil {

@@ -2,8 +2,9 @@
 // the server they talk to: the drops, resets, latency and outages a load
 // balancer or a flaky network inflicts on streamable-HTTP sessions.
 //
-// Each client group connects through its own Toxiproxy proxy (run in-process
-// by Embedded). A workload names faults by type (see Types and ValidateToxic);
+// Each client group connects through its own Toxiproxy proxy, run in-process
+// by Embedded, or created on a toxiproxy-server by External under a per-run
+// name prefix (Clean removes what a killed run left there). A workload names faults by type (see Types and ValidateToxic);
 // RunSchedule adds each one to its groups' proxies for its window and takes it
 // away again. Besides Toxiproxy's own toxics, the package adds idle_timeout,
 // the load-balancer idle drop that ends an SSE stream without ending its

@@ -38,6 +38,8 @@ const (
 	Resyncs                             // cursor refused on a live session: fresh stream, no re-initialize
 	ToolCallsOK                         // tool calls that returned a result
 	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
+	RequestsLost                        // stateless revision: requests whose response a fault cut in flight
+	RequestsReissued                    // stateless revision: those re-sent with a new request id
 	numCounters
 )
 
@@ -46,7 +48,7 @@ var counterNames = [numCounters]string{
 	"probes_sent", "sessions_dead", "sessions_dead_detected", "misattributed_errors",
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
-	"tool_calls_ok", "tool_calls_failed",
+	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -68,10 +70,11 @@ const (
 	ReconnectLatency             // noticing the drop → the replay GET's response headers
 	DetectionDelay               // the session's real death → the client classifying it dead
 	ToolCallLatency              // one tool call attempt, send → result
+	RecoveryLatency              // stateless revision: a lost request's first send → its re-issue's result
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency"}
 
 func (h Hist) String() string { return histNames[h] }
 

@@ -1,12 +1,18 @@
-// Package results turns a run's metrics into its exports: the JSON export (the record that
-// later runs are compared with and that shards merge from) and the human summary.
+// Package results turns a run's metrics into its exports and judges them: the JSON export (the
+// record that later runs are compared with and that shards merge from), its CSV, .hgrm and
+// JUnit companions, the human summary, thresholds, compare and merge.
 //
-// It reads metrics snapshots and run metadata; it never touches sessions, proxies or servers.
+// It reads metrics snapshots, run metadata and export files; it never touches sessions,
+// proxies or servers. Everything it reads from a file is checked before it is believed: a
+// damaged or edited export gives a *FileError naming the file and what is wrong.
 package results
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,16 +22,26 @@ import (
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
-// SchemaVersion is the version of the JSON export's layout. Readers accept this and older.
-const SchemaVersion = 1
+// SchemaVersion is the version of the JSON export's layout. Readers accept this and older:
+//
+//	1  run, groups, overall, faults
+//	2  adds run.shard, run.merged_shards, run.aborted, thresholds, timeline, and mean_us in
+//	   histogram summaries; nothing of version 1 changed meaning
+//
+// The layout is published as a JSON Schema in results/schema/ (Schema returns it).
+const SchemaVersion = 2
 
-// Export is the JSON export of one run.
+// Export is the JSON export of one run (or of shards merged into one).
 type Export struct {
 	SchemaVersion int       `json:"schema_version"`
 	Run           Run       `json:"run"`
 	Groups        []Group   `json:"groups"`
 	Overall       Group     `json:"overall"`
 	Faults        []FaultAt `json:"faults,omitempty"`
+	// Thresholds are the workload's thresholds as judged at the end of the run (v2).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Timeline is sampled about every second during the run, for timelines (v2).
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Run is the run's metadata.
@@ -47,6 +63,45 @@ type Run struct {
 	// Proxies maps each client group to the address of the Toxiproxy proxy it went through.
 	Proxies map[string]string `json:"proxies,omitempty"`
 	Error   string            `json:"error,omitempty"`
+	// Generation is the protocol generation the target spoke: "session" (2025-03-26 …
+	// 2025-11-25: sessions, GET streams, resumption) or "stateless" (2026-07-28: none of
+	// them, so the session counters do not apply; see Notes) (v2).
+	Generation string `json:"generation,omitempty"`
+	// NotObservable lists, per group, the metrics its clients could not be measured on (a
+	// gosdk group's internals are the SDK's): their zeros mean "not seen", not "none" (v2).
+	NotObservable map[string][]string `json:"not_observable,omitempty"`
+	// Notes say in words what the numbers cannot: a stateless target, estimated deaths, where
+	// the proxies were (v2).
+	Notes []string `json:"notes,omitempty"`
+	// Aborted says why a threshold with abort_on_fail stopped the run early (v2).
+	Aborted string `json:"aborted,omitempty"`
+	// Shard is set when this run was one shard of a fleet (mcpchaos run --shard) (v2).
+	Shard *Shard `json:"shard,omitempty"`
+	// MergedShards lists the shards an export was merged from (mcpchaos merge) (v2).
+	MergedShards []MergedShard `json:"merged_shards,omitempty"`
+}
+
+// Shard identifies one part of a sharded run: Index counts from 0 to Count-1.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// StartAt is the --start-at time the shards agreed on, when one was given.
+	StartAt *time.Time `json:"start_at,omitempty"`
+}
+
+func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// MergedShard records one shard that went into a merged export.
+type MergedShard struct {
+	Index       int       `json:"index"`
+	Count       int       `json:"count"`
+	File        string    `json:"file"`
+	ToolVersion string    `json:"tool_version"`
+	Start       time.Time `json:"start"`
+	End         time.Time `json:"end"`
+	Interrupted bool      `json:"interrupted"`
+	Aborted     string    `json:"aborted,omitempty"`
+	Error       string    `json:"error,omitempty"`
 }
 
 // FaultAt records when a fault was really applied and removed on a group's proxy.
@@ -56,6 +111,8 @@ type FaultAt struct {
 	AddedAtS   float64 `json:"added_at_s"`
 	RemovedAtS float64 `json:"removed_at_s,omitempty"`
 	Error      string  `json:"error,omitempty"`
+	// Shard is the shard whose proxy it was, in a merged export (v2).
+	Shard *int `json:"shard,omitempty"`
 }
 
 // Group is one client group's numbers (or the overall numbers).
@@ -71,16 +128,46 @@ type Group struct {
 }
 
 // Histogram is a latency histogram: its summary, and the full HdrHistogram (V2 compressed,
-// base64, "HISTFAAA…") that merges exactly with others.
+// base64, "HISTFAAA…") that merges exactly with others. The summary is derived from the
+// HdrHistogram; readers check that they agree.
 type Histogram struct {
-	Count int64  `json:"count"`
-	MinUS int64  `json:"min_us"`
-	P50US int64  `json:"p50_us"`
-	P90US int64  `json:"p90_us"`
-	P99US int64  `json:"p99_us"`
-	P999  int64  `json:"p999_us"`
-	MaxUS int64  `json:"max_us"`
-	HDR   string `json:"hdr"`
+	Count  int64   `json:"count"`
+	MinUS  int64   `json:"min_us"`
+	P50US  int64   `json:"p50_us"`
+	P90US  int64   `json:"p90_us"`
+	P99US  int64   `json:"p99_us"`
+	P999US int64   `json:"p999_us"`
+	MaxUS  int64   `json:"max_us"`
+	MeanUS float64 `json:"mean_us"` // v2
+	HDR    string  `json:"hdr"`
+
+	hist *hdrhistogram.Histogram // decoded HDR, set by Build and ReadFile; never modified
+}
+
+// Decoded is the full histogram. It is decoded when the export was read; the caller must not
+// modify it (Clone it first).
+func (h Histogram) Decoded() (*hdrhistogram.Histogram, error) {
+	if h.hist != nil {
+		return h.hist, nil
+	}
+	return decodeHDR(h.HDR)
+}
+
+// quantile is a percentile the summary holds, without decoding.
+func (h Histogram) quantile(pct float64) (int64, bool) {
+	switch pct {
+	case 50:
+		return h.P50US, true
+	case 90:
+		return h.P90US, true
+	case 99:
+		return h.P99US, true
+	case 99.9:
+		return h.P999US, true
+	case 100:
+		return h.MaxUS, true
+	}
+	return 0, false
 }
 
 // FromSnapshot builds a group's export from a metrics snapshot.
@@ -116,16 +203,25 @@ func histogram(h *hdrhistogram.Histogram) (Histogram, error) {
 	if err != nil {
 		return Histogram{}, err
 	}
-	out := Histogram{Count: h.TotalCount(), HDR: string(enc)}
+	out := summarize(h)
+	out.HDR = string(enc)
+	out.hist = h
+	return out, nil
+}
+
+// summarize is a histogram's summary (without its encoding).
+func summarize(h *hdrhistogram.Histogram) Histogram {
+	out := Histogram{Count: h.TotalCount()}
 	if out.Count > 0 {
 		out.MinUS = h.Min()
 		out.MaxUS = h.Max()
 		out.P50US = h.ValueAtQuantile(50)
 		out.P90US = h.ValueAtQuantile(90)
 		out.P99US = h.ValueAtQuantile(99)
-		out.P999 = h.ValueAtQuantile(99.9)
+		out.P999US = h.ValueAtQuantile(99.9)
+		out.MeanUS = math.Round(h.Mean()*1000) / 1000
 	}
-	return out, nil
+	return out
 }
 
 // Build assembles an export from the groups' snapshots; Overall merges them all.
@@ -148,14 +244,39 @@ func Build(run Run, snaps []*metrics.Snapshot) (*Export, error) {
 	return e, nil
 }
 
+// Group returns the named group, or the overall numbers for "overall"; nil if there is none.
+func (e *Export) Group(name string) *Group {
+	if name == "overall" {
+		return &e.Overall
+	}
+	for i := range e.Groups {
+		if e.Groups[i].Name == name {
+			return &e.Groups[i]
+		}
+	}
+	return nil
+}
+
 // WriteFile writes the export atomically: to a temporary file in the same directory, synced,
 // then renamed over path, so a reader never sees half a file. Missing directories are made.
 func WriteFile(path string, e *Export) error {
-	data, err := json.MarshalIndent(e, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // thresholds read "p99 < 50ms", not "p99 \u003c 50ms"
+	if err := enc.Encode(e); err != nil {
 		return err
 	}
-	return writeAtomic(path, append(data, '\n'))
+	return writeAtomic(path, buf.Bytes())
+}
+
+// WriteFileWith writes a file atomically (as WriteFile does) with what write produces.
+func WriteFileWith(path string, write func(w io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		return err
+	}
+	return writeAtomic(path, buf.Bytes())
 }
 
 func writeAtomic(path string, data []byte) (err error) {
@@ -186,22 +307,6 @@ func writeAtomic(path string, data []byte) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
-}
-
-// ReadFile reads an export, accepting this schema version and older ones.
-func ReadFile(path string) (*Export, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var e Export
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, fmt.Errorf("%s: not a mcpchaos export: %w", path, err)
-	}
-	if e.SchemaVersion < 1 || e.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("%s: schema_version %d is not one this mcpchaos reads (1..%d)", path, e.SchemaVersion, SchemaVersion)
-	}
-	return &e, nil
 }
 
 // DefaultPath is where an export goes when --out is not given.

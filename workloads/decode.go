@@ -18,6 +18,9 @@ type decoder struct {
 	errorList
 	aliases map[*ast.AliasNode]ast.Node // alias → anchored node; nil: broken alias, already reported
 	checked map[onceKey]bool
+
+	urlTarget bool   // the target is a real server by URL: groups may call any tool
+	noTTL     string // why "ttl" cannot be resolved, when the target declares no TTL
 }
 
 type onceKey struct {

@@ -105,6 +105,8 @@ func (d *decoder) fault(e ast.Node, path string, index int, run runLength, known
 	tf := m.require("toxic")
 	if tf != nil {
 		nodes.name, nodes.at = tf.node, tf.node
+		line, col := position(tf.node)
+		flt.Where = fmt.Sprintf("%s:%d:%d", d.file, line, col)
 		if s, isStr := d.str(tf); isStr {
 			flt.Toxic = s
 			toxicOK = true

@@ -67,7 +67,7 @@ func checkErrors(t *testing.T, err error) {
 
 func checkWorkload(t *testing.T, w *Workload) {
 	t.Helper()
-	if w.Name == "" || len(w.Phases) == 0 || len(w.Groups) == 0 || w.Target.Builtin == nil || w.Target.SessionTTL <= 0 {
+	if w.Name == "" || len(w.Phases) == 0 || len(w.Groups) == 0 || (w.Target.Builtin == nil) == (w.Target.URL == "") || w.Target.Builtin != nil && w.Target.SessionTTL <= 0 {
 		t.Fatalf("incomplete workload %+v", w)
 	}
 	var end = w.Phases[0].Start

@@ -17,7 +17,7 @@ var groupSchema = schema{keys: []schemaKey{
 	{"probe", "set the request a probe sends: " + strings.Join(probes, " or ")},
 	{"dead_statuses", "list the HTTP statuses that mean a dead session, e.g. [404, 410]"},
 	{"call_every", "set each client's tool-call period during phases with calls: true, e.g. 1s"},
-	{"tool", "set the tool clients call: " + strings.Join(tools, " or ")},
+	{"tool", "set the tool clients call: " + strings.Join(tools, " or ") + " on the built-in server, any tool of a server given by url"},
 	{"concurrency", "set how many request loops each client runs at once (default 2)"},
 	{"request_timeout", "set how long a client waits for a response, e.g. 10s"},
 	{"protocol", "set the MCP protocol version clients offer: " + strings.Join(protocols, ", ")},
@@ -72,7 +72,15 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.Probe = m.oneOf("probe", probes)
 	g.DeadStatuses = d.deadStatuses(m)
 	g.CallEvery = m.durationAtLeast("call_every", defaultCallEvery, 0, true)
-	g.Tool = m.oneOf("tool", tools)
+	if tf := m.field("tool"); tf != nil && d.urlTarget {
+		if s, ok := d.str(tf); ok && s != "" {
+			g.Tool = s
+		} else if ok {
+			d.errorf(tf.node, tf.path, "is empty; name a tool the server offers")
+		}
+	} else {
+		g.Tool = m.oneOf("tool", tools)
+	}
 	g.Concurrency = int(m.intIn("concurrency", defaultConcurrency, 1, maxConcurrency))
 	g.RequestTimeout = m.durationAtLeast("request_timeout", defaultRequestTimeout, 0, true)
 	g.Protocol = m.oneOf("protocol", protocols)

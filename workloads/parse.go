@@ -27,6 +27,8 @@ var workloadSchema = schema{extensions: true, keys: []schemaKey{
 	{"phases", "list the phases of the run, each with a name, a duration and calls: true or false"},
 	{"groups", "list the client groups, each with a name, clients and a policy (naive or probe)"},
 	{"faults", "list the faults to inject, each with a toxic and a time window (at, for)"},
+	{"toxiproxy", "give the URL of a toxiproxy-server to put the proxies on, e.g. toxiproxy: http://127.0.0.1:8474 (default: Toxiproxy embedded in mcpchaos)"},
+	{"thresholds", "list pass/fail conditions on the results, e.g. - probe.misattributed_errors == 0"},
 }}
 
 // Load reads and validates the workload file at path. A file that is not a
@@ -165,9 +167,12 @@ func (d *decoder) workload(body ast.Node) *Workload {
 	if f := m.require("target"); f != nil {
 		w.Target, ttlOK = d.target(f)
 	}
+	if f := m.field("toxiproxy"); f != nil {
+		w.Toxiproxy = d.toxiproxyURL(f)
+	}
 	var run runLength
 	if f := m.require("phases"); f != nil {
-		w.Phases, run = d.phases(f, w.Target.SessionTTL, ttlOK)
+		w.Phases, w.ttlOffsets, run = d.phases(f, w.Target.SessionTTL, ttlOK)
 		w.Duration = run.d
 	}
 	if f := m.require("groups"); f != nil {
@@ -176,6 +181,9 @@ func (d *decoder) workload(body ast.Node) *Workload {
 	groupsOK := m.field("groups") != nil && len(w.Groups) > 0
 	if f := m.field("faults"); f != nil {
 		w.Faults = d.faults(f, run, w.Groups, groupsOK)
+	}
+	if f := m.field("thresholds"); f != nil {
+		w.Thresholds = d.thresholds(f, w.Groups, groupsOK)
 	}
 	return w
 }

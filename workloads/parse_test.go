@@ -181,8 +181,8 @@ func TestParseErrors(t *testing.T) {
 		{"ramp longer than run", "    clients: 1\n", "    clients: 1\n    ramp: 2s\n", []wantErr{
 			{12, 11, "groups[0].ramp", "2s", []string{"longer than the whole run (1s)"}},
 		}},
-		{"url target", "  builtin:\n    session_ttl: 3s\n", "  url: http://localhost:8080/mcp\n", []wantErr{
-			{3, 3, "target.url", "url", []string{"not supported yet; use target.builtin"}},
+		{"url target with a scheme it cannot speak", "  builtin:\n    session_ttl: 3s\n", "  url: ftp://localhost:8080/mcp\n", []wantErr{
+			{3, 8, "target.url", "ftp:", []string{"the scheme must be http or https"}},
 		}},
 		{"yaml syntax error", "    clients: 1\n", "    clients: [1\n", []wantErr{
 			{12, 5, "", "policy", []string{"YAML syntax error", "',' or ']' must be specified"}},

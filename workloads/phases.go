@@ -16,19 +16,20 @@ var phaseSchema = schema{keys: []schemaKey{
 
 // phases decodes the phase list and lays the phases end to end. The run
 // length is known only if every phase duration could be resolved.
-func (d *decoder) phases(f *field, ttl time.Duration, ttlOK bool) ([]Phase, runLength) {
+func (d *decoder) phases(f *field, ttl time.Duration, ttlOK bool) ([]Phase, []*time.Duration, runLength) {
 	entries, ok := d.list(f, maxListLen)
 	if !ok {
-		return nil, runLength{}
+		return nil, nil, runLength{}
 	}
 	if len(entries) == 0 {
 		d.errorf(f.node, f.path, "is empty; %s", f.hint)
-		return nil, runLength{}
+		return nil, nil, runLength{}
 	}
 	var (
-		phases = make([]Phase, 0, len(entries))
-		run    = runLength{known: true}
-		names  = map[string]ast.Node{}
+		phases  = make([]Phase, 0, len(entries))
+		offsets = make([]*time.Duration, len(entries))
+		run     = runLength{known: true}
+		names   = map[string]ast.Node{}
 	)
 	for i, e := range entries {
 		path := fmt.Sprintf("%s[%d]", f.path, i)
@@ -47,7 +48,7 @@ func (d *decoder) phases(f *field, ttl time.Duration, ttlOK bool) ([]Phase, runL
 		}
 		resolved := false
 		if df := m.require("duration"); df != nil {
-			p.Duration, resolved = d.phaseDuration(df, ttl, ttlOK)
+			p.Duration, offsets[i], resolved = d.phaseDuration(df, ttl, ttlOK)
 		}
 		if cf := m.require("calls"); cf != nil {
 			p.Calls, _ = d.boolean(cf)
@@ -65,56 +66,60 @@ func (d *decoder) phases(f *field, ttl time.Duration, ttlOK bool) ([]Phase, runL
 	if !run.known {
 		run.d = 0
 	}
-	return phases, run
+	return phases, offsets, run
 }
 
 // phaseDuration reads a phase duration: a plain duration, or "ttl",
 // "ttl+DUR" or "ttl-DUR" for the target's session_ttl plus or minus DUR. The
 // result must be positive.
-func (d *decoder) phaseDuration(f *field, ttl time.Duration, ttlOK bool) (time.Duration, bool) {
+// offset is set for a ttl expression, so that the phase can be re-timed to another TTL.
+func (d *decoder) phaseDuration(f *field, ttl time.Duration, ttlOK bool) (_ time.Duration, offset *time.Duration, _ bool) {
 	s, isString := f.node.(*ast.StringNode)
 	if !isString || !strings.HasPrefix(strings.ToLower(strings.TrimSpace(s.Value)), "ttl") {
 		v, ok := d.duration(f)
 		if ok && !d.checkDuration(f, v, 0, true) {
-			return 0, false
+			return 0, nil, false
 		}
-		return v, ok
+		return v, nil, ok
 	}
 	expr := strings.TrimSpace(s.Value)
 	if !strings.HasPrefix(expr, "ttl") {
 		d.errorf(f.node, f.path, "%q: write ttl in lowercase, e.g. ttl+1.5s", s.Value)
-		return 0, false
+		return 0, nil, false
 	}
 	rest := strings.TrimSpace(expr[len("ttl"):])
-	var offset time.Duration
+	var off time.Duration
 	if rest != "" {
 		sign := rest[0]
 		dur, msg := parseDuration(strings.TrimSpace(rest[1:]))
 		switch {
 		case sign != '+' && sign != '-':
 			d.errorf(f.node, f.path, "%q is not a ttl expression; write ttl, ttl+DURATION or ttl-DURATION, e.g. ttl+1.5s", s.Value)
-			return 0, false
+			return 0, nil, false
 		case msg != "":
 			d.errorf(f.node, f.path, "in %q: %s", s.Value, msg)
-			return 0, false
+			return 0, nil, false
 		case dur < 0:
 			d.errorf(f.node, f.path, "in %q: write one sign, e.g. ttl-1s", s.Value)
-			return 0, false
+			return 0, nil, false
 		}
-		offset = dur
+		off = dur
 		if sign == '-' {
-			offset = -dur
+			off = -dur
 		}
 	}
 	if !ttlOK {
-		// The TTL is missing or wrong, and reported there.
-		return 0, false
+		// The TTL is missing or wrong, and reported there; or a URL target declares none.
+		if d.noTTL != "" {
+			d.errorf(f.node, f.path, "%q waits for the session TTL, but %s", s.Value, d.noTTL)
+		}
+		return 0, nil, false
 	}
-	v := ttl + offset
+	v := ttl + off
 	if v <= 0 {
 		d.errorf(f.node, f.path, "%q comes to %s with session_ttl %s; a phase must last more than 0s: shorten the offset",
 			s.Value, fmtDur(v), fmtDur(ttl))
-		return 0, false
+		return 0, nil, false
 	}
-	return v, true
+	return v, &off, true
 }

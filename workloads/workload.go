@@ -1,6 +1,10 @@
 package workloads
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/results"
+)
 
 // Workload is a validated workload file: every default filled in, every
 // duration resolved (including "ttl+DUR" phase durations), every reference
@@ -14,20 +18,35 @@ type Workload struct {
 	Groups            []Group
 	Faults            []Fault
 	Duration          time.Duration // sum of the phase durations: the planned run time
+	// Toxiproxy is the URL of an external toxiproxy-server to create the groups' proxies
+	// on, or "" for the Toxiproxy embedded in mcpchaos.
+	Toxiproxy string
+	// Thresholds are the pass/fail conditions on the run's results (thresholds.go).
+	Thresholds []results.Threshold
+
+	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
 }
 
 // Target is the MCP server under test.
 type Target struct {
-	// Builtin is the built-in reference server, configured to a regime; it
-	// is the only kind of target for now.
+	// Builtin is the built-in reference server, configured to a regime; nil
+	// for a real server given by URL.
 	Builtin *BuiltinTarget
-	// URL is reserved for real servers; a workload that sets it is rejected
-	// until that is supported.
+	// URL is the MCP endpoint of a real server (http or https), when Builtin
+	// is nil.
 	URL string
-	// SessionTTL is the declared session TTL (Builtin.SessionTTL): what
-	// "ttl" means in phase durations and what detection delays are
-	// measured against.
+	// SessionTTL is the declared session TTL (Builtin.SessionTTL, or a URL
+	// target's session_ttl; 0 when a URL target declares none): what "ttl"
+	// means in phase durations and what detection delays are measured (for
+	// a URL target, estimated) against.
 	SessionTTL time.Duration
+
+	// The rest applies to a URL target only.
+	Headers            []Header // extra request headers, ${VAR} unexpanded
+	CAFile             string   // PEM certificates to trust, "" for the system's
+	InsecureSkipVerify bool     // accept any certificate (explicit opt-in)
+	HTTP2              bool     // speak HTTP/2 instead of HTTP/1.1
+	Where              string   // file:line:col of the url, for errors found when the run starts
 }
 
 // BuiltinTarget configures the reference server's regime: how long sessions
@@ -85,6 +104,7 @@ type Fault struct {
 	Groups     []string       // groups whose proxy gets the fault; empty = all groups
 	At         time.Duration  // offset from the start of the run
 	For        time.Duration  // window length; 0 = until the end of the run
+	Where      string         // file:line:col of the fault's toxic, for errors found when the run starts
 }
 
 // Until is the offset at which the fault is removed, for a run that lasts
@@ -114,6 +134,7 @@ func (f Fault) AppliesTo(group string) bool {
 const (
 	PolicyNaive = "naive"
 	PolicyProbe = "probe"
+	PolicyGoSDK = "gosdk" // sessions of the official Go SDK's client
 
 	GetPermissive = "permissive"
 	GetStrict     = "strict"
@@ -123,7 +144,7 @@ const (
 )
 
 var (
-	policies      = []string{PolicyNaive, PolicyProbe}
+	policies      = []string{PolicyNaive, PolicyProbe, PolicyGoSDK}
 	probes        = []string{"ping", "tools/list"}
 	tools         = []string{"echo", "slow"}
 	protocols     = []string{"2025-11-25", "2025-06-18", "2025-03-26"}

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -20,7 +21,7 @@ const (
 	exitOK          = 0
 	exitRuntime     = 1   // the run could not be carried out
 	exitUsage       = 2   // invalid flags, arguments or workload
-	exitThresholds  = 99  // reserved: a threshold failed
+	exitThresholds  = 99  // a release gate failed: a threshold (run, merge) or a regression (compare)
 	exitInterrupted = 130 // SIGINT or SIGTERM
 )
 
@@ -43,13 +44,18 @@ func exitCode(err error) int {
 		ue *usageError
 		ve *workloads.ValidationError
 		nf *workloads.NotFoundError
+		ge *gateError
+		fe *results.FileError
+		me *results.MismatchError
 	)
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, errInterrupted):
 		return exitInterrupted
-	case errors.As(err, &ue), errors.As(err, &ve), errors.As(err, &nf):
+	case errors.As(err, &ge):
+		return exitThresholds
+	case errors.As(err, &ue), errors.As(err, &ve), errors.As(err, &nf), errors.As(err, &fe), errors.As(err, &me):
 		return exitUsage
 	default:
 		return exitRuntime

@@ -19,6 +19,8 @@ Start with the built-in demo:  mcpchaos run seed-incident-fast`,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newRunCmd(), newValidateCmd(), newServeCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newCompareCmd(), newMergeCmd(), newReportCmd())
+	root.AddCommand(newInspectCmd(), newFaultsCmd())
 	return root
 }
 

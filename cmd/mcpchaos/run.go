@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +25,15 @@ type runFlags struct {
 	out      string
 	progress string // auto, bars, lines, off
 	quiet    bool
+	target   targetFlags // --target, --toxiproxy and the target's connection settings (setup.go)
+
+	formats       string   // companions of the JSON export: csv, hgrm, junit, or none
+	thresholds    []string // --threshold: judged at the end, beside the workload's
+	abortOn       []string // --threshold-abort: stop the run as soon as one fails for good
+	shard         string   // --shard INDEX/COUNT
+	startAt       string   // --start-at RFC 3339 time
+	metricsAddr   string   // --metrics-addr HOST:PORT: live Prometheus metrics
+	metricsPublic bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -37,18 +46,31 @@ func newRunCmd() *cobra.Command {
 
 The run starts the built-in reference MCP server, one Toxiproxy proxy per client group in
 front of it, and the client fleet; applies the fault schedule; and when the planned time is
-up writes the JSON export (--out, default ./mcpchaos-results/<workload>-<time>.json) and prints
-a summary. Ctrl-C stops the run early: the partial export is still written, marked
-interrupted, and the exit status is 130.`,
+up writes the JSON export (--out, default ./mcpchaos-results/<workload>-<time>.json) with its
+companions beside it (--formats: CSV summary, .hgrm per histogram, JUnit XML) and prints a
+summary. Ctrl-C stops the run early: the partial export is still written, marked
+interrupted, and the exit status is 130.
+
+Thresholds (the workload's thresholds: section, and --threshold) are judged at the end and
+printed as a table; if any fails the exit status is 99. A threshold with abort_on_fail (or
+given with --threshold-abort) stops the run as soon as it has failed for good.
+
+--shard INDEX/COUNT runs every COUNT-th client of each group, starting with client INDEX
+(INDEX counts from 0), with its own proxies; --start-at makes the shards start together.
+Merge their exports with mcpchaos merge; a shard records its thresholds but leaves the
+verdict to the merge (except for abort_on_fail, which stops it with status 99).`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			switch fl.progress {
-			case "auto", "bars", "lines", "off":
+			case "auto", "bars", "lines", "off", "json":
 			default:
-				return usagef("--progress %q: want auto, bars, lines or off", fl.progress)
+				return usagef("--progress %q: want auto, bars, lines, json or off", fl.progress)
 			}
 			w, err := workloads.Resolve(a[0])
 			if err != nil {
+				return err
+			}
+			if w, err = fl.target.apply(w); err != nil {
 				return err
 			}
 			return run(cmd.Context(), w, fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -56,8 +78,16 @@ interrupted, and the exit status is 130.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&fl.out, "out", "o", "", "where to write the JSON export (default ./mcpchaos-results/<workload>-<time>.json)")
-	f.StringVar(&fl.progress, "progress", "auto", "live progress: auto (bars on a terminal, lines elsewhere), bars, lines, off")
+	f.StringVar(&fl.progress, "progress", "auto", "live progress: auto (bars on a terminal, lines elsewhere), bars, lines, json (a status line a second, for a parent process), off")
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no summary table")
+	f.StringVar(&fl.formats, "formats", strings.Join(results.Formats, ","), "companions written beside the JSON export: csv, hgrm, junit (comma-separated), or none")
+	f.StringArrayVar(&fl.thresholds, "threshold", nil, "a threshold judged at the end, e.g. 'probe.misattributed_errors == 0' (repeatable; adds to the workload's)")
+	f.StringArrayVar(&fl.abortOn, "threshold-abort", nil, "a threshold that stops the run as soon as it fails for good, e.g. 'overall.misattributed_errors < 10' (repeatable)")
+	f.StringVar(&fl.shard, "shard", "", "run one shard of the fleet: INDEX/COUNT, INDEX from 0 (e.g. 0/4 ... 3/4)")
+	f.StringVar(&fl.startAt, "start-at", "", "start the clients at this RFC 3339 time (align shards), e.g. 2026-01-02T15:04:05Z")
+	f.StringVar(&fl.metricsAddr, "metrics-addr", "", "serve live counters and histograms in Prometheus format at http://HOST:PORT/metrics")
+	f.BoolVar(&fl.metricsPublic, "metrics-public", false, "allow a non-loopback --metrics-addr")
+	fl.target.register(f)
 	return cmd
 }
 
@@ -69,12 +99,83 @@ type runner struct {
 	fleets  []*clients.Fleet
 	recs    []*metrics.Group
 	proxies map[string]string // group → proxy listen address
+	tgt     targetInfo        // what setUp learnt about the target (setup.go)
 
 	faultMu  sync.Mutex
 	faultLog []results.FaultAt
 }
 
+// runPlan is what the run's flags resolve to, checked before anything is started.
+type runPlan struct {
+	shard      *results.Shard
+	startAt    time.Time
+	formats    []string
+	thresholds []results.Threshold
+}
+
+func (fl *runFlags) plan(w *workloads.Workload) (runPlan, error) {
+	var p runPlan
+	var err error
+	if fl.shard != "" {
+		if p.shard, err = parseShard(fl.shard); err != nil {
+			return p, err
+		}
+	}
+	if fl.startAt != "" {
+		if p.startAt, err = parseStartAt(fl.startAt, time.Now()); err != nil {
+			return p, err
+		}
+		if p.shard != nil {
+			at := p.startAt.UTC()
+			p.shard.StartAt = &at
+		}
+	}
+	if p.formats, err = parseFormats(fl.formats); err != nil {
+		return p, err
+	}
+	if p.thresholds, err = runThresholds(w, fl.thresholds); err != nil {
+		return p, err
+	}
+	abort, err := runThresholds(&workloads.Workload{Name: w.Name, Groups: w.Groups}, fl.abortOn)
+	if err != nil {
+		return p, usagef("%s", strings.Replace(err.Error(), "--threshold", "--threshold-abort", 1))
+	}
+	for _, th := range abort {
+		if err := th.EarlyError(); err != nil {
+			return p, usagef("--threshold-abort %q: %v", th.Expr, err)
+		}
+		th.AbortOnFail = true
+		p.thresholds = append(p.thresholds, th)
+	}
+	if fl.metricsAddr != "" {
+		if err := checkMetricsAddr(fl.metricsAddr, fl.metricsPublic); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+func parseFormats(s string) ([]string, error) {
+	if s == "" || s == "none" {
+		return nil, nil
+	}
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(results.Formats, f) {
+			return nil, usagef("--formats %q: unknown format %q; use a comma-separated list of %s, or none", s, f, strings.Join(results.Formats, ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
 func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr io.Writer) (err error) {
+	plan, err := fl.plan(w)
+	if err != nil {
+		return err
+	}
+	w = shardWorkload(w, plan.shard)
 	r := &runner{w: w, proxies: make(map[string]string)}
 	defer r.close()
 	if err := r.setUp(ctx); err != nil {
@@ -82,18 +183,60 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	}
 
 	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
+	if !plan.startAt.IsZero() {
+		if start.After(plan.startAt) {
+			return fmt.Errorf("--start-at %s passed while this run was setting up; give the shards a time further ahead", plan.startAt.Format(time.RFC3339))
+		}
+		start = plan.startAt
+		fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.shard),
+			start.UTC().Format(time.RFC3339Nano), time.Until(start).Round(time.Second))
+	}
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(w.Duration))
 	defer cancel()
 
-	var wg sync.WaitGroup
-	var faultErr error
+	smp := newSampler(start, results.SampleInterval(w.Duration), r.fleets, r.recs)
+	if fl.metricsAddr != "" {
+		labels := map[string]string{"workload": w.Name}
+		if plan.shard != nil {
+			labels["shard"] = strconv.Itoa(plan.shard.Index)
+		}
+		bound, stopMetrics, err := serveMetrics(fl.metricsAddr, r.recs, func(i int) int64 { return smp.believed[i].Load() }, labels)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		fmt.Fprintf(stderr, "mcpchaos: live metrics at http://%s/metrics\n", bound)
+	}
+	// Before the start (a --start-at ahead): nothing runs yet; Ctrl-C ends the wait.
+	if !sleepCtx(ctx, time.Until(start)-20*time.Millisecond) {
+		return errInterrupted
+	}
+
+	var (
+		wg       sync.WaitGroup
+		faultErr error
+		abortMu  sync.Mutex
+		aborted  *results.Threshold
+		abortWhy string
+	)
 	wg.Go(func() {
 		faultErr = faults.RunSchedule(runCtx, r.inj, start, r.schedule(), r.noteFault(start))
 	})
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
-	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, r.fleets, r.recs)
+	wg.Go(func() { smp.run(runCtx) })
+	if early := abortThresholds(plan.thresholds); len(early) > 0 {
+		wd := &watchdog{ths: early, recs: r.recs, start: start, abort: func(th results.Threshold, why string) {
+			abortMu.Lock()
+			aborted, abortWhy = &th, why
+			abortMu.Unlock()
+			fmt.Fprintf(stderr, "mcpchaos: %s; stopping the run\n", why)
+			cancel()
+		}}
+		wg.Go(func() { wd.run(runCtx, 200*time.Millisecond) })
+	}
+	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, localStatus(r.fleets, r.recs))
 	wg.Wait()
 	stopProgress()
 	end := time.Now()
@@ -103,6 +246,18 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	if err != nil {
 		return err
 	}
+	exp.Run.Shard = plan.shard
+	exp.Timeline = smp.timeline(end)
+	exp.Thresholds = results.Judge(exp, plan.thresholds)
+	if aborted != nil {
+		exp.Run.Aborted = abortWhy
+		for i := range exp.Thresholds {
+			if exp.Thresholds[i].Expr == aborted.Expr && exp.Thresholds[i].AbortOnFail {
+				exp.Thresholds[i].AbortedRun = true
+				break
+			}
+		}
+	}
 	out := fl.out
 	if out == "" {
 		out = results.DefaultPath(w.Name, start)
@@ -110,98 +265,73 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	if err := results.WriteFile(out, exp); err != nil {
 		return fmt.Errorf("writing the export: %w", err)
 	}
+	written, err := results.WriteCompanions(out, exp, plan.formats)
+	if err != nil {
+		return err
+	}
 	if !fl.quiet {
-		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s, %s%s\n\n", w.Name, exp.Run.Target,
-			end.Sub(start).Round(time.Millisecond), map[bool]string{true: " (interrupted)", false: ""}[interrupted])
+		status := ""
+		switch {
+		case interrupted:
+			status = " (interrupted)"
+		case aborted != nil:
+			status = " (aborted by a threshold)"
+		}
+		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", w.Name, describeShard(plan.shard), exp.Run.Target,
+			end.Sub(start).Round(time.Millisecond), status)
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
 	}
+	note := ""
+	if plan.shard != nil {
+		note = "(a shard's thresholds are judged on the merged result: mcpchaos merge)"
+	}
+	if err := printThresholds(stdout, exp.Thresholds, note); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "\nexport: %s\n", out)
+	if len(written) > 0 {
+		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
+	}
 	switch {
 	case interrupted:
 		return errInterrupted
+	case aborted != nil:
+		return &gateError{exp.Run.Aborted}
 	case faultErr != nil:
 		return fmt.Errorf("fault schedule: %w", faultErr)
+	case plan.shard == nil:
+		return thresholdsGate(exp.Thresholds)
 	}
 	return nil
 }
 
-// setUp starts the target, one proxy per group in front of it, and the fleets.
-func (r *runner) setUp(ctx context.Context) error {
-	w := r.w
-	if w.Target.Builtin == nil {
-		return errors.New("this workload names no built-in target; targets by URL come in a later version")
-	}
-	cfg := targetConfig(w.Target.Builtin).WithDefaults()
-	inst, err := target.Start("127.0.0.1:0", cfg)
-	if err != nil {
-		return fmt.Errorf("starting the reference server: %w", err)
-	}
-	r.inst = inst
-	u, err := url.Parse(inst.URL)
-	if err != nil {
-		return err
-	}
-	inj, err := faults.NewEmbedded()
-	if err != nil {
-		return fmt.Errorf("starting Toxiproxy: %w", err)
-	}
-	r.inj = inj
-	truth := clients.TruthFunc(inst.Server.DeathTime)
-	for _, g := range w.Groups {
-		listen, err := inj.AddProxy(ctx, proxyName(g.Name), u.Host)
-		if err != nil {
-			return fmt.Errorf("group %s: starting its proxy: %w", g.Name, err)
+// abortThresholds are the thresholds to judge while the run goes on.
+func abortThresholds(ths []results.Threshold) []results.Threshold {
+	var out []results.Threshold
+	for _, th := range ths {
+		if th.AbortOnFail && th.Early() {
+			out = append(out, th)
 		}
-		r.proxies[g.Name] = listen
-		pol, err := clients.NewPolicy(g.Policy, clients.PolicyConfig{Retries: g.Retries})
-		if err != nil {
-			return &usageError{fmt.Errorf("group %s: %w", g.Name, err)}
-		}
-		ep := &clients.Endpoint{
-			URL:            (&url.URL{Scheme: "http", Host: listen, Path: u.Path}).String(),
-			HTTP:           &http.Client{Transport: clients.NewTransport(g.Clients * (g.Concurrency + 1))},
-			Protocol:       g.Protocol,
-			RequestTimeout: g.RequestTimeout,
-			MaxBody:        4 << 20,
-			MaxEvent:       1 << 20,
-			ClientName:     "mcpchaos-" + g.Name,
-		}
-		rec := metrics.NewGroup(g.Name, g.Policy, g.Clients)
-		fc := clients.GroupConfig{
-			Name:           g.Name,
-			Clients:        g.Clients,
-			Ramp:           g.Ramp,
-			Policy:         pol,
-			Probe:          g.Probe,
-			DeadStatuses:   g.DeadStatuses,
-			RetryBackoff:   g.RetryBackoff,
-			CallEvery:      g.CallEvery,
-			Tool:           g.Tool,
-			Concurrency:    g.Concurrency,
-			ReconnectDelay: 100 * time.Millisecond,
-			ReconnectMax:   time.Second,
-		}
-		r.recs = append(r.recs, rec)
-		r.fleets = append(r.fleets, clients.NewFleet(fc, ep, rec, truth, callsOn(w.Phases)))
 	}
-	return nil
+	return out
 }
 
-// callsOn says, for a time since the start, whether the workload's phase then makes calls.
-func callsOn(phases []workloads.Phase) func(time.Duration) bool {
-	return func(el time.Duration) bool {
-		for _, p := range phases {
-			if el >= p.Start && el < p.End() {
-				return p.Calls
-			}
-		}
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
 		return false
+	case <-t.C:
+		return true
 	}
 }
-
-func proxyName(group string) string { return "mcpchaos-" + group }
 
 // schedule turns the workload's faults into the injector's schedule.
 func (r *runner) schedule() []faults.Scheduled {
@@ -252,13 +382,13 @@ func (r *runner) export(start, end time.Time, interrupted bool, faultErr error) 
 		Workload:       r.w.Name,
 		WorkloadSource: r.w.Source,
 		WorkloadHash:   r.w.Hash,
-		Target:         "builtin",
 		Start:          start,
 		End:            end,
 		PlannedSeconds: r.w.Duration.Seconds(),
 		Interrupted:    interrupted,
 		Proxies:        r.proxies,
 	}
+	r.describeTarget(&run)
 	if faultErr != nil {
 		run.Error = faultErr.Error()
 	}

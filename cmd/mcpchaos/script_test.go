@@ -19,6 +19,11 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// Servers for scripts (script_servers_test.go): refserver, toxiproxy, proxies.
+			"refserver": cmdRefServer,
+			"toxiproxy": cmdToxiproxy,
+			"proxies":   cmdProxies,
+			"sigterm":   cmdSigterm,
 			// status N CMD ARGS...: run CMD and require exit status N exactly.
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
@@ -41,10 +46,10 @@ func TestScripts(t *testing.T) {
 				}
 			},
 		},
+		Condition: scriptCondition, // [toxiproxy] (script_servers_test.go)
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("HOME", env.WorkDir)
 			return nil
 		},
 	})
 }
-

@@ -1,0 +1,309 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// GoSDK is the policy of a client group whose sessions are real sessions of the official Go
+// SDK's client (github.com/modelcontextprotocol/go-sdk, mcp.NewClient with a
+// StreamableClientTransport): what happens after a drop is whatever that client does (its
+// own reconnects with Last-Event-ID, its own error on a dead session). mcpchaos only plays
+// the application around it: it calls tools, and when a call fails it reports a tool failure,
+// or, when the SDK says the session is missing (mcp.ErrSessionMissing) or has closed the
+// session, connects anew, as an application would.
+//
+// Everything is measured from outside, on the HTTP requests the SDK sends (sdkObserver), with
+// the same metrics as the other policies wherever they can be seen there; the export names the
+// ones that cannot (sdkNotObservable). The decision methods below are never asked: the SDK
+// decides.
+type GoSDK struct{}
+
+func (GoSDK) Name() string                                   { return "gosdk" }
+func (GoSDK) AfterReplay(Replay, func() ProbeResult) Verdict { return Resume }
+func (GoSDK) AfterFailure(Failure) Action                    { return SurfaceFailure }
+func (GoSDK) SharesSession() bool                            { return true }
+
+// sdkNotObservable are the metrics a gosdk group cannot be measured on: which requests the SDK
+// meant as retries, whether it resynchronised, and it never probes.
+var sdkNotObservable = []string{"retries_against_dead", "resyncs", "probe_latency"}
+
+func (f *Fleet) sdkMode() bool {
+	_, ok := f.policy.(GoSDK)
+	return ok
+}
+
+// sdkClient is a gosdk client's state beside its Client.
+type sdkClient struct {
+	mu     sync.Mutex
+	cs     *mcp.ClientSession
+	byID   map[string]*held // this client's sessions, by id: a request names one
+	dropAt time.Time        // when the current session's GET stream last ended
+}
+
+// runSDK connects a Go SDK session, holds it until the application (tickSDK) or the SDK gives
+// up on it, and connects anew, until ctx ends.
+func (c *Client) runSDK(ctx context.Context) {
+	c.mu.Lock()
+	if c.sdk == nil {
+		c.sdk = &sdkClient{byID: make(map[string]*held)}
+	}
+	c.mu.Unlock()
+	hc := &http.Client{Transport: &sdkObserver{base: c.f.ep.HTTP.Transport, c: c}}
+	client := mcp.NewClient(&mcp.Implementation{Name: c.f.ep.ClientName, Version: "1"}, nil)
+	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, c.f.ep.RequestTimeout)
+		cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: c.f.ep.URL, HTTPClient: hc, MaxEventSize: c.f.ep.MaxEvent},
+			// Pinned: the SDK offers the stateless 2026-07-28 revision first otherwise.
+			&mcp.ClientSessionOptions{ProtocolVersion: c.f.ep.Protocol})
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				c.f.rec.Error(Kind(err))
+			}
+			sleep(ctx, backoff.next())
+			continue
+		}
+		backoff.reset()
+		h := c.adoptSDK(ctx, cs)
+		ended := make(chan struct{})
+		go func() {
+			_ = cs.Wait() // returns when the SDK closes the session: a failure it will not retry
+			close(ended)
+		}()
+		select {
+		case <-h.ctx.Done(): // the application gave up on it, or the run ended
+		case <-ended:
+			// The SDK ended the session by itself (its stream could not be resumed, or the
+			// server said the session is gone): the application connects anew.
+			c.abandon(h, c.deadNow(h), true)
+		}
+		if ctx.Err() != nil {
+			// Settle and end it politely; finish must not DELETE it a second time.
+			c.mu.Lock()
+			if c.cur == h {
+				c.cur = nil
+			}
+			c.mu.Unlock()
+			c.settle(h, time.Now())
+		}
+		_ = cs.Close() // the SDK sends the DELETE, unless it knows the session is missing
+		<-ended
+	}
+}
+
+// adoptSDK makes a connected SDK session the client's current one.
+func (c *Client) adoptSDK(ctx context.Context, cs *mcp.ClientSession) *held {
+	proto := ""
+	if r := cs.InitializeResult(); r != nil {
+		proto = r.ProtocolVersion
+	}
+	s := &Session{ep: c.f.ep, ID: cs.ID(), Protocol: proto}
+	c.f.rec.Inc(metrics.SessionsStarted)
+	c.f.served(s)
+	c.f.noteProtocol(proto)
+	h := &held{s: s}
+	h.ctx, h.cancel = context.WithCancel(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != nil {
+		c.cur.replaced.Store(true)
+	}
+	for _, old := range c.sdk.byID {
+		old.replaced.Store(true)
+	}
+	if len(c.sdk.byID) >= 4 { // old sessions' stragglers are rare after a few re-connects
+		clear(c.sdk.byID)
+	}
+	if s.ID != "" {
+		c.sdk.byID[s.ID] = h
+	}
+	c.cur = h
+	c.sdk.cs = cs
+	c.setStateLocked(metrics.StateLive)
+	return h
+}
+
+// tickSDK is one application request: a tool call through the SDK session, no retries of our
+// own (the SDK's behaviour is what is shown).
+func (c *Client) tickSDK(ctx context.Context, _ int) {
+	c.mu.Lock()
+	h := c.cur
+	var cs *mcp.ClientSession
+	if c.sdk != nil {
+		cs = c.sdk.cs
+	}
+	live := c.state == metrics.StateLive
+	c.mu.Unlock()
+	if h == nil || cs == nil || !live {
+		return
+	}
+	cfg := &c.f.cfg
+	sent := time.Now()
+	res, err := cs.CallTool(h.ctx, &mcp.CallToolParams{Name: cfg.Tool, Arguments: c.f.toolArgs})
+	if ctx.Err() != nil || h.ctx.Err() != nil && err != nil {
+		return // the run ended, or the session was given up while the call ran
+	}
+	if err == nil && !res.IsError {
+		c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
+		c.f.rec.Inc(metrics.ToolCallsOK)
+		return
+	}
+	if err != nil && !errors.Is(err, mcp.ErrSessionMissing) {
+		c.f.rec.Error(Kind(err))
+	}
+	switch {
+	case errors.Is(err, mcp.ErrSessionMissing):
+		// The SDK recognised the death (a 404 on a request carrying the session id).
+		c.abandon(h, true, true)
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		c.f.rec.Inc(metrics.ToolCallsFailed)
+		c.abandon(h, false, true)
+	default:
+		c.f.rec.Inc(metrics.ToolCallsFailed)
+		if c.deadNow(h) {
+			c.f.rec.Inc(metrics.MisattributedErrors) // a session death reported as a tool failure
+		}
+	}
+}
+
+// sdkObserver watches every HTTP request a gosdk client's SDK session sends, to measure it
+// from outside: replays and their answers, drops of its GET stream, requests carrying a dead
+// session's id, events delivered from a dead session.
+type sdkObserver struct {
+	base http.RoundTripper
+	c    *Client
+}
+
+func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := o.c
+	id := req.Header.Get("Mcp-Session-Id")
+	h := c.sdkHeld(id)
+	if h != nil && h.replaced.Load() {
+		c.f.rec.Inc(metrics.ReinitCollisions)
+	}
+	cursor := req.Header.Get("Last-Event-ID")
+	stream := req.Method == http.MethodGet
+	sent := time.Now()
+	resp, err := o.base.RoundTrip(req)
+	if h == nil {
+		return resp, err // initialize, or a request of no session of ours
+	}
+	status := 0
+	if err == nil {
+		status = resp.StatusCode
+	} else if req.Context().Err() == nil {
+		c.f.rec.Error(Kind(err))
+	}
+	switch {
+	case stream && cursor != "":
+		c.sdk.mu.Lock()
+		noticed := c.sdk.dropAt
+		c.sdk.mu.Unlock()
+		if err == nil && !noticed.IsZero() {
+			c.f.rec.Record(metrics.ReconnectLatency, c.idx, time.Since(noticed))
+		}
+		switch {
+		case status == http.StatusOK:
+			c.f.rec.Inc(metrics.ReplaysOK)
+		case c.f.dead(status):
+			c.f.rec.Inc(metrics.ReplaysDead)
+			c.account(h, sent, status, false)
+		case err == nil:
+			c.f.rec.Inc(metrics.ReplaysUnknownCursor)
+		}
+	case stream:
+		if c.f.dead(status) {
+			c.account(h, sent, status, false)
+		}
+	case req.Method == http.MethodPost:
+		if status/100 == 2 {
+			c.f.served(h.s)
+		}
+		c.account(h, sent, status, false)
+	}
+	if stream && status == http.StatusOK {
+		resp.Body = &sdkStreamBody{ReadCloser: resp.Body, c: c, h: h}
+	}
+	return resp, err
+}
+
+// sdkHeld finds this client's session by id.
+func (c *Client) sdkHeld(id string) *held {
+	if id == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sdk == nil {
+		return nil
+	}
+	return c.sdk.byID[id]
+}
+
+// sdkStreamBody counts the events a GET stream delivers to the SDK (stale if their session
+// is dead) and notices when the stream ends while the session is still held: a drop.
+type sdkStreamBody struct {
+	io.ReadCloser
+	c       *Client
+	h       *held
+	hasData bool // the current event has a non-empty data line
+	atStart bool // at the start of a line
+	line    []byte
+	once    sync.Once
+}
+
+func (b *sdkStreamBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	for _, ch := range p[:n] {
+		if ch == '\n' || ch == '\r' {
+			b.endLine()
+			continue
+		}
+		if len(b.line) < 8 {
+			b.line = append(b.line, ch)
+		}
+	}
+	if err != nil {
+		b.ended()
+	}
+	return n, err
+}
+
+func (b *sdkStreamBody) endLine() {
+	switch {
+	case len(b.line) == 0 && b.hasData: // blank line: the event is complete
+		b.c.apply(b.h, 1)
+		b.hasData = false
+	case len(b.line) > len("data:") && string(b.line[:5]) == "data:":
+		b.hasData = true
+	}
+	b.line = b.line[:0]
+}
+
+func (b *sdkStreamBody) Close() error {
+	b.ended()
+	return b.ReadCloser.Close()
+}
+
+// ended counts a drop when a stream ends while the client still holds its session.
+func (b *sdkStreamBody) ended() {
+	b.once.Do(func() {
+		if b.h.ctx.Err() != nil {
+			return
+		}
+		b.c.f.rec.Inc(metrics.Drops)
+		b.c.sdk.mu.Lock()
+		b.c.sdk.dropAt = time.Now()
+		b.c.sdk.mu.Unlock()
+	})
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// gateError is a release gate that failed: a threshold (run, merge) or a regression (compare).
+// It exits 99.
+type gateError struct{ msg string }
+
+func (e *gateError) Error() string { return e.msg }
+
+// thresholdsGate is the gate error for failed threshold results, or nil if all passed.
+func thresholdsGate(rs []results.ThresholdResult) error {
+	var failed []string
+	for _, r := range rs {
+		if !r.Pass {
+			failed = append(failed, fmt.Sprintf("%s (actual %s)", r.Expr, r.Actual))
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &gateError{fmt.Sprintf("%d of %d thresholds failed: %s", len(failed), len(rs), strings.Join(failed, "; "))}
+}
+
+// runThresholds is the workload's thresholds followed by those given with --threshold, each
+// checked against the workload's groups.
+func runThresholds(w *workloads.Workload, flags []string) ([]results.Threshold, error) {
+	ths := append([]results.Threshold(nil), w.Thresholds...)
+	groups := map[string]bool{"overall": true}
+	var names []string
+	for _, g := range w.Groups {
+		groups[g.Name] = true
+		names = append(names, g.Name)
+	}
+	for _, expr := range flags {
+		th, err := results.ParseThreshold(expr)
+		if err != nil {
+			return nil, usagef("--threshold: %v", err)
+		}
+		if !groups[th.Scope] {
+			return nil, usagef("--threshold %q: workload %s has no group %q; use one of %s, or overall", expr, w.Name, th.Scope, strings.Join(names, ", "))
+		}
+		ths = append(ths, th)
+	}
+	return ths, nil
+}
+
+// printThresholds prints the pass/fail table after a blank line, when there are thresholds.
+func printThresholds(w io.Writer, rs []results.ThresholdResult, note string) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	if err := results.WriteThresholds(w, rs); err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(w, note)
+	}
+	return nil
+}
+
+// verdictError is the gate error of an export's thresholds, or nil if all passed.
+func verdictError(e *results.Export) error { return thresholdsGate(e.Thresholds) }

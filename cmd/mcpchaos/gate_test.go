@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// tinyWorkload lasts about 1.5 s: sessions die during an outage; afterwards the naive group
+// blames tools for it and the probe group does not.
+const tinyWorkload = `name: tiny
+target:
+  builtin:
+    session_ttl: 300ms
+    retention: 3s
+    notify_interval: 100ms
+    retry: 50ms
+phases:
+  - {name: active, duration: 400ms, calls: true}
+  - {name: quiet, duration: ttl+300ms, calls: false}
+  - {name: after, duration: 500ms, calls: true}
+groups:
+  - {name: naive, clients: 3, policy: naive, call_every: 100ms, retry_backoff: 10ms}
+  - {name: probe, clients: 3, policy: probe, call_every: 100ms, retry_backoff: 10ms}
+faults:
+  - {name: outage, toxic: down, at: 450ms, for: 500ms}
+`
+
+func tiny(t *testing.T) *workloads.Workload {
+	t.Helper()
+	w, err := workloads.Parse("tiny.yaml", []byte(tinyWorkload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func TestGateExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want int
+	}{
+		{&gateError{"1 of 2 thresholds failed"}, exitThresholds},
+		{fmt.Errorf("wrapped: %w", &gateError{"x"}), exitThresholds},
+		{&results.FileError{Path: "r.json", Msg: "truncated"}, exitUsage},
+		{&results.MismatchError{Msg: "shard 0 appears twice"}, exitUsage},
+	} {
+		if got := exitCode(tc.err); got != tc.want {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+	if thresholdsGate([]results.ThresholdResult{{Pass: true}}) != nil {
+		t.Error("passing thresholds gate the run")
+	}
+}
+
+// The issue's check for compare: a run against itself reports no change and exits 0; against
+// a degraded run of the same workload it reports the regression and exits 99.
+func TestCompareGate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if err := run(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	e, err := results.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Degrade: the probe group now blames tools for two session deaths, and a threshold that
+	// held now fails.
+	probe := e.Group("probe")
+	probe.Counters["misattributed_errors"] += 2
+	e.Overall.Counters["misattributed_errors"] += 2
+	e.Thresholds = []results.ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: false, Actual: "2"}}
+	degraded := filepath.Join(dir, "degraded.json")
+	if err := results.WriteFile(degraded, e); err != nil {
+		t.Fatal(err)
+	}
+	compare := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		root := newRoot()
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(append([]string{"compare"}, args...))
+		code := exitCode(root.ExecuteContext(context.Background()))
+		return out.String(), code
+	}
+	if out, code := compare(base, base); code != exitOK || !strings.Contains(out, "no change in any of") {
+		t.Errorf("compare with itself: exit %d\n%s", code, out)
+	}
+	out, code := compare(base, degraded)
+	if code != exitThresholds {
+		t.Errorf("compare with a degraded run: exit %d, want %d\n%s", code, exitThresholds, out)
+	}
+	for _, want := range []string{"REGRESSED (may not grow)", "probe      misattributed_errors", "2 regressions,"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// A tolerance that allows it turns the regression into an ok.
+	if _, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitOK {
+		t.Errorf("with a tolerance: exit %d", code)
+	}
+}
+
+// Shards run in parallel with one --start-at, then merge: the merged counts are the sums and
+// the merged histograms are those of one histogram holding every shard's samples.
+func TestShardsMerge(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			errs[i] = run(context.Background(), tiny(t), runFlags{out: filepath.Join(dir, fmt.Sprintf("s%d.json", i)),
+				progress: "off", quiet: true, shard: fmt.Sprintf("%d/2", i), startAt: at,
+				thresholds: []string{"naive.misattributed_errors == 0"}}, io.Discard, io.Discard)
+		})
+	}
+	wg.Wait()
+	var parts []results.Part
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v (a shard leaves the threshold verdict to the merge)", i, err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		e, err := results.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Run.Shard == nil || e.Run.Shard.Index != i || e.Run.Shard.StartAt == nil {
+			t.Fatalf("shard %d records %+v", i, e.Run.Shard)
+		}
+		parts = append(parts, results.Part{File: p, Export: e})
+	}
+	if !parts[0].Export.Run.Start.Equal(parts[1].Export.Run.Start) {
+		t.Errorf("--start-at did not align the shards: %s, %s", parts[0].Export.Run.Start, parts[1].Export.Run.Start)
+	}
+	m, err := results.Merge(parts, results.MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for gi, g := range m.Groups {
+		a, b := parts[0].Export.Groups[gi], parts[1].Export.Groups[gi]
+		if g.Clients != 3 || a.Clients+b.Clients != 3 {
+			t.Errorf("%s: clients %d = %d + %d, want 3", g.Name, g.Clients, a.Clients, b.Clients)
+		}
+		for k, v := range g.Counters {
+			if v != a.Counters[k]+b.Counters[k] {
+				t.Errorf("%s %s: %d, want %d + %d", g.Name, k, v, a.Counters[k], b.Counters[k])
+			}
+		}
+		for _, h := range metrics.Hists() {
+			all := metrics.NewHistogram()
+			for _, s := range []results.Group{a, b} {
+				d, err := s.Histograms[h.String()].Decoded()
+				if err != nil {
+					t.Fatal(err)
+				}
+				all.Merge(d)
+			}
+			got, _ := g.Histograms[h.String()].Decoded()
+			if !got.Equals(all) || g.Histograms[h.String()].P99US != all.ValueAtQuantile(99) {
+				t.Errorf("%s %s: merged histogram is not the one holding every sample", g.Name, h)
+			}
+		}
+	}
+	if m.Groups[0].Counters["misattributed_errors"] == 0 {
+		t.Error("the naive group misattributed nothing: the workload lost its point")
+	}
+	if err := verdictError(m); exitCode(err) != exitThresholds {
+		t.Errorf("merged verdict %v, want the naive threshold to fail", err)
+	}
+}

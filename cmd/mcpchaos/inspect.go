@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/inspect"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+func newInspectCmd() *cobra.Command {
+	var (
+		jsonOut  string
+		o        inspect.Options
+		headers  []string
+		caFile   string
+		insecure bool
+		http2    bool
+		quiet    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect URL",
+		Short: "Fingerprint a real MCP server's regime before any load: can its replays lie?",
+		Long: `Inspect an MCP server (streamable HTTP) before load-testing it. It opens a few sessions,
+kills them (DELETE, and with --ttl by waiting past the declared TTL) and looks at what a dead
+session gets: does GET validate the session, does a dead session's cursor still replay (the
+seed's trap), which statuses mean "dead", are ping and tools/list valid liveness probes, does an
+open stream keep an idle session alive, do idle streams get keepalives.
+
+It prints a table, and with --json FILE writes the fingerprint as JSON. The verdict names the
+hazards and the probe and dead_statuses to put in a workload. Exit status 0 when it could
+inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if msg := workloads.CheckURL(a[0]); msg != "" {
+				return usagef("URL %s", msg)
+			}
+			u, _ := url.Parse(a[0])
+			o.Conn = clients.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
+			if caFile != "" {
+				if insecure {
+					return usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
+				}
+				pool, err := clients.LoadCAFile(caFile)
+				if err != nil {
+					return usagef("--ca-file: %v", err)
+				}
+				o.Conn.RootCAs = pool
+			}
+			t := workloads.Target{URL: a[0]}
+			for _, h := range headers {
+				hd, err := workloads.ParseHeader(h)
+				if err != nil {
+					return usagef("--header: %v", err)
+				}
+				t.Headers = append(t.Headers, hd)
+			}
+			hdr, err := t.ExpandHeaders(os.LookupEnv)
+			if err != nil {
+				return &usageError{err}
+			}
+			o.Conn.Header = hdr
+			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
+				return usagef("--ttl, --idle and --timeout must not be negative")
+			}
+			if !quiet {
+				stderr := cmd.ErrOrStderr()
+				o.Progress = func(s string) { fmt.Fprintf(stderr, "inspect: %s\n", s) }
+			}
+			fp, err := inspect.Inspect(cmd.Context(), o)
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return errInterrupted
+				}
+				var ue *inspect.UnreachableError
+				if errors.As(err, &ue) {
+					return fmt.Errorf("%s: %w", fp0(u), err)
+				}
+				return err
+			}
+			if err := inspect.WriteTable(cmd.OutOrStdout(), fp); err != nil {
+				return err
+			}
+			if jsonOut != "" {
+				if err := inspect.WriteJSONFile(jsonOut, fp); err != nil {
+					return fmt.Errorf("writing %s: %w", jsonOut, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&jsonOut, "json", "", "also write the fingerprint as JSON to this file")
+	f.DurationVar(&o.TTL, "ttl", 0, "the server's session TTL: wait past it to see a TTL death and whether an open stream holds a session")
+	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")
+	f.StringVar(&o.Protocol, "protocol", clients.Protocol20251125, "the session-family protocol version to offer")
+	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)
+	f.StringVar(&caFile, "ca-file", "", "PEM certificates to trust for https")
+	f.BoolVar(&insecure, "insecure-skip-verify", false, "accept any certificate (never in production)")
+	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (h2 over TLS, h2c over plain http)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "print no progress lines on stderr")
+	return cmd
+}
+
+// fp0 names the server in an error, without credentials or query.
+func fp0(u *url.URL) string {
+	c := *u
+	c.User = nil
+	c.RawQuery = ""
+	return c.String()
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpchaos/mcpchaos/results"
+)
+
+func newMergeCmd() *cobra.Command {
+	var (
+		out          string
+		formats      string
+		allowPartial bool
+		quiet        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "merge SHARD... -o MERGED.json",
+		Short: "Merge the exports of a sharded run into the export of the whole run, exactly",
+		Long: `Merge the JSON exports of the shards of one run (mcpchaos run --shard i/n) into one export:
+counters and errors summed, histograms merged from their HdrHistogram encodings (percentiles
+of the merge are those of one histogram holding every sample, never averages), timelines
+aligned on wall-clock time, fault logs kept per shard. The thresholds the shards recorded are
+judged again on the merged numbers and printed; exit status 99 if any fails.
+
+A SHARD argument may be a directory: every *.json in it that is a shard is taken. Merge
+refuses shards of different workloads (or workload files), duplicate shard numbers, and,
+unless --allow-partial, missing ones.`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if out == "" {
+				return usagef("merge needs -o FILE: where to write the merged export")
+			}
+			fs, err := parseFormats(formats)
+			if err != nil {
+				return err
+			}
+			parts, err := readShards(a, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: allowPartial})
+			if err != nil {
+				return err
+			}
+			if err := results.WriteFile(out, merged); err != nil {
+				return fmt.Errorf("writing the merged export: %w", err)
+			}
+			written, err := results.WriteCompanions(out, merged, fs)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if !quiet {
+				fmt.Fprintf(w, "mcpchaos: %s, %d shards merged\n\n", merged.Run.Workload, len(parts))
+				if err := results.WriteSummary(w, merged); err != nil {
+					return err
+				}
+			}
+			if err := printThresholds(w, merged.Thresholds, ""); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "\nexport: %s\n", out)
+			if len(written) > 0 {
+				fmt.Fprintf(w, "        %s\n", strings.Join(written, "\n        "))
+			}
+			return verdictError(merged)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "out", "o", "", "where to write the merged JSON export (required)")
+	f.StringVar(&formats, "formats", strings.Join(results.Formats, ","), "companions written beside the merged export: csv, hgrm, junit, or none")
+	f.BoolVar(&allowPartial, "allow-partial", false, "merge even when some shards of 0..n-1 are missing")
+	f.BoolVarP(&quiet, "quiet", "q", false, "print no summary table")
+	return cmd
+}
+
+// readShards reads every argument: a file, or a directory whose *.json shards are taken (its
+// other exports, such as an earlier merge, are skipped with a note).
+func readShards(args []string, notes interface{ Write([]byte) (int, error) }) ([]results.Part, error) {
+	var parts []results.Part
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil {
+			return nil, usagef("%s: %v; give shard exports (files) or directories holding them", a, unwrapPathErr(err))
+		}
+		if !st.IsDir() {
+			e, err := results.ReadFile(a)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, results.Part{File: a, Export: e})
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(a, "*.json"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(files)
+		found := 0
+		for _, file := range files {
+			e, err := results.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			if e.Run.Shard == nil {
+				fmt.Fprintf(notes, "mcpchaos: skipping %s: not a shard\n", file)
+				continue
+			}
+			parts = append(parts, results.Part{File: file, Export: e})
+			found++
+		}
+		if found == 0 {
+			return nil, usagef("%s holds no shard exports (*.json written by mcpchaos run --shard)", a)
+		}
+	}
+	return parts, nil
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

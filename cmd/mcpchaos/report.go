@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/report"
+)
+
+func newReportCmd() *cobra.Command {
+	var out, title string
+	cmd := &cobra.Command{
+		Use:   "report RESULT... [-o report.html]",
+		Short: "Write one self-contained HTML report of one or more runs, with plots",
+		Long: `Write an HTML report of the given exports: for each run its thresholds, counters per group
+side by side, latency percentile curves (HdrHistogram style: the tail on a log scale), and the
+session-state timeline with the fault windows marked; given several runs, trends across them
+(oldest first). The file is self-contained: plots are inline SVG drawn by gonum/plot, the font
+is embedded, and it loads nothing from the network, so it can be archived as a CI artifact and
+opened offline. -o - writes it to stdout.`,
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var runs []report.Run
+			for _, p := range a {
+				e, err := readExport(p)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, report.Run{File: p, Export: e})
+			}
+			opts := report.Options{Title: title, Version: version}
+			if out == "-" {
+				return report.Write(cmd.OutOrStdout(), runs, opts)
+			}
+			if err := results.WriteFileWith(out, func(w io.Writer) error { return report.Write(w, runs, opts) }); err != nil {
+				return fmt.Errorf("writing the report: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d run%s)\n", out, len(runs), map[bool]string{true: "", false: "s"}[len(runs) == 1])
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "mcpchaos-report.html", "where to write the HTML report (- for stdout)")
+	cmd.Flags().StringVar(&title, "title", "", "the report's title (default \"mcpchaos report\")")
+	return cmd
+}

@@ -1,0 +1,199 @@
+// Package inspect learns the regime of a real MCP server before any load: does its GET validate
+// the session, does a dead session's cursor still replay (the seed's trap), which status does a
+// dead session get, which requests are valid liveness probes, does an open stream keep a session
+// alive, does an idle stream get keepalives. It opens a few sessions, kills them (DELETE, and
+// with a declared TTL by waiting it out), and looks at the answers as they are.
+//
+// It is built on clients.Session and sends only a handful of requests, to one server, one at a
+// time (the keepalive watch aside). It judges what it sees (Verdict) but never retries to make
+// a server look better, and it never panics on what a server answers: an answer it cannot read
+// is recorded as such.
+package inspect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Fingerprint is the regime of one server. A nil field is "could not tell" (with a note saying
+// why), never "no".
+type Fingerprint struct {
+	URL                string `json:"url"`
+	Generation         string `json:"generation"` // "session" or "stateless"
+	NegotiatedProtocol string `json:"negotiated_protocol"`
+	// SupportedVersions are the versions the server named when asked server/discover.
+	SupportedVersions []string `json:"supported_versions,omitempty"`
+	// SessionIDs says whether initialize gave a Mcp-Session-Id: without one there are no
+	// sessions to lose (a stateless server of the session family).
+	SessionIDs bool `json:"session_ids"`
+	// GetValidatesSession: does a GET without Last-Event-ID fail for a dead session?
+	GetValidatesSession *bool `json:"get_validates_session"`
+	// DeadStatus is the status a dead session got, per request kind.
+	DeadStatus DeadStatus `json:"dead_status"`
+	// ReplayAfterDeath: does a GET with the dead session's own id and cursor answer 200?
+	ReplayAfterDeath *bool `json:"replay_after_death"`
+	// ReplayedEvents counts the events that replay delivered.
+	ReplayedEvents *int `json:"replayed_events,omitempty"`
+	// CrossSessionReplay: does a live session's GET with a dead session's cursor replay the dead
+	// session's events?
+	CrossSessionReplay *bool `json:"cross_session_replay"`
+	// SilentSubstitution: is a POST with a dead session's id served with 2xx as if alive?
+	SilentSubstitution *bool `json:"silent_substitution"`
+	// ProbeMethods says, for ping and tools/list, what a dead session got, and so whether each
+	// is a valid liveness probe (the server must reject it on a dead session).
+	ProbeMethods map[string]ProbeMethod `json:"probe_methods"`
+	// OpenStreamHoldsSession: does an open GET keep an idle session alive past the TTL?
+	// Needs a declared TTL.
+	OpenStreamHoldsSession *bool `json:"open_stream_holds_session"`
+	// StreamKeepaliveMS is the interval of comments or events on an idle GET stream, or null
+	// when none came while watching: exposure to load-balancer idle timeouts.
+	StreamKeepaliveMS *int64 `json:"stream_keepalive_ms"`
+	// KeepaliveWatchedMS is how long the idle stream was watched.
+	KeepaliveWatchedMS int64 `json:"keepalive_watched_ms"`
+	// MissingSessionStatus is what a request without Mcp-Session-Id got.
+	MissingSessionStatus *int `json:"missing_session_status"`
+	// DuplicateGetStatus is what a second GET stream of one session got while the first was
+	// open.
+	DuplicateGetStatus *int `json:"duplicate_get_status"`
+	// AfterTTL is what a session killed by its TTL got (with a declared TTL): the seed's own
+	// kind of death, which a server may answer differently from a DELETE.
+	AfterTTL *Death   `json:"after_ttl,omitempty"`
+	Verdict  Verdict  `json:"verdict"`
+	Notes    []string `json:"notes,omitempty"`
+}
+
+// DeadStatus is the status a dead session's requests got; KilledBy says how it died ("delete",
+// or "ttl" when the server refused the DELETE and a TTL was declared).
+type DeadStatus struct {
+	KilledBy      string `json:"killed_by,omitempty"`
+	Post          *int   `json:"post"`
+	Get           *int   `json:"get"`
+	GetWithCursor *int   `json:"get_with_cursor"`
+	Delete        *int   `json:"delete"`
+}
+
+// Death is what one kind of death looked like from the client.
+type Death struct {
+	Expired             bool  `json:"expired"` // the session was found dead after the TTL
+	Post                *int  `json:"post"`
+	Get                 *int  `json:"get"`
+	GetWithCursor       *int  `json:"get_with_cursor"`
+	ReplayAfterDeath    *bool `json:"replay_after_death"`
+	SilentSubstitution  *bool `json:"silent_substitution"`
+	GetValidatesSession *bool `json:"get_validates_session"`
+}
+
+// ProbeMethod is one candidate probe on a dead session.
+type ProbeMethod struct {
+	DeadStatus *int `json:"dead_status"`
+	// Valid says the server rejected it on a dead session: it is a liveness probe.
+	Valid *bool `json:"valid_probe"`
+}
+
+// Verdict names the hazards found and what to put in a workload.
+type Verdict struct {
+	Hazards []Hazard `json:"hazards"`
+	// Probe is the recommended probe method ("ping" or "tools/list"), or "" when neither is
+	// valid.
+	Probe string `json:"probe"`
+	// DeadStatuses are the statuses to list as dead_statuses in a workload.
+	DeadStatuses []int `json:"dead_statuses"`
+}
+
+// Hazard is one finding, with a one-line explanation.
+type Hazard struct {
+	Name        string `json:"name"`
+	Explanation string `json:"explanation"`
+}
+
+// judge derives the verdict from the facts.
+func (fp *Fingerprint) judge() {
+	v := Verdict{Hazards: []Hazard{}}
+	add := func(name, format string, args ...any) {
+		v.Hazards = append(v.Hazards, Hazard{Name: name, Explanation: fmt.Sprintf(format, args...)})
+	}
+	if fp.Generation == "stateless" {
+		add("stateless", "the server speaks only the stateless revision %s: no sessions, no resumption; a fault loses in-flight requests, which clients must re-issue", fp.NegotiatedProtocol)
+		fp.Verdict = v
+		return
+	}
+	if !fp.SessionIDs {
+		add("no_sessions", "initialize gave no Mcp-Session-Id: the server keeps no sessions, so none can die; a dropped response loses its request")
+	}
+	replay := isTrue(fp.ReplayAfterDeath) || fp.AfterTTL != nil && isTrue(fp.AfterTTL.ReplayAfterDeath)
+	if replay {
+		add("replay_lies", "a replay with a dead session's id and cursor answers 200: a client that trusts it believes a dead session alive (the seed's trap); probe after every replay")
+	}
+	if isTrue(fp.CrossSessionReplay) {
+		add("cross_session_replay", "a live session's replay from a dead session's cursor delivers the dead session's events: they may reference resources already released")
+	}
+	if isFalse(fp.GetValidatesSession) || fp.AfterTTL != nil && isFalse(fp.AfterTTL.GetValidatesSession) {
+		add("permissive_get", "a GET on a dead session answers 200: reopening a stream proves nothing about the session")
+	}
+	if isTrue(fp.SilentSubstitution) || fp.AfterTTL != nil && isTrue(fp.AfterTTL.SilentSubstitution) {
+		add("silent_substitution", "a request carrying a dead session's id is served with 2xx as if the session were alive: no client can detect the death")
+	}
+	if isFalse(fp.OpenStreamHoldsSession) {
+		add("stream_does_not_hold_session", "an open GET stream does not keep an idle session alive: clients that only listen lose their sessions after the TTL")
+	}
+	if fp.StreamKeepaliveMS == nil && fp.SessionIDs {
+		add("no_keepalive", "an idle GET stream got nothing for %s: a load balancer's idle timeout will cut it (a drop) unless traffic flows", fmtMS(fp.KeepaliveWatchedMS))
+	}
+	if fp.MissingSessionStatus != nil && *fp.MissingSessionStatus/100 == 2 && fp.SessionIDs {
+		add("missing_session_served", "a request without Mcp-Session-Id is served (%d) instead of refused with 400", *fp.MissingSessionStatus)
+	}
+	dead := map[int]bool{}
+	for _, p := range []*int{fp.DeadStatus.Post, fp.DeadStatus.Get, fp.DeadStatus.GetWithCursor} {
+		if p != nil && *p/100 != 2 && *p != 405 {
+			dead[*p] = true
+		}
+	}
+	if fp.AfterTTL != nil {
+		for _, p := range []*int{fp.AfterTTL.Post, fp.AfterTTL.Get, fp.AfterTTL.GetWithCursor} {
+			if p != nil && *p/100 != 2 && *p != 405 {
+				dead[*p] = true
+			}
+		}
+	}
+	for s := range dead {
+		v.DeadStatuses = append(v.DeadStatuses, s)
+	}
+	slices.Sort(v.DeadStatuses)
+	if len(v.DeadStatuses) > 0 && !dead[404] {
+		add("nonstandard_dead_status", "a dead session gets %s instead of 404: list it in the workload's dead_statuses, or clients misread deaths", joinInts(v.DeadStatuses))
+	}
+	if len(v.DeadStatuses) == 0 {
+		v.DeadStatuses = []int{404}
+	}
+	for _, m := range []string{"ping", "tools/list"} {
+		if pm, ok := fp.ProbeMethods[m]; ok && isTrue(pm.Valid) {
+			v.Probe = m
+			break
+		}
+	}
+	if v.Probe == "" && fp.SessionIDs && len(fp.ProbeMethods) > 0 {
+		add("no_valid_probe", "neither ping nor tools/list is refused on a dead session: no probe can tell a live session from a dead one")
+	}
+	fp.Verdict = v
+}
+
+func isTrue(b *bool) bool  { return b != nil && *b }
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+func ptr[T any](v T) *T { return &v }
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func fmtMS(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%dms", ms)
+}

@@ -1,0 +1,74 @@
+package inspect
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/target"
+)
+
+// The servers inspected in tests: the reference server in several regimes, the official Go
+// SDK's streamable handler in each of its modes, and mark3labs/mcp-go's, an independent
+// implementation. All on loopback, each for one test.
+
+func serve(t *testing.T, h http.Handler, path string) *url.URL {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if hs.Shutdown(ctx) != nil {
+			hs.Close()
+		}
+	})
+	u, _ := url.Parse("http://" + ln.Addr().String() + path)
+	return u
+}
+
+func referenceServer(t *testing.T, cfg target.Config) *url.URL {
+	t.Helper()
+	inst, err := target.Start("127.0.0.1:0", cfg.WithDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Close() })
+	u, _ := url.Parse(inst.URL)
+	return u
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+func sdkServer(t *testing.T, opts *mcp.StreamableHTTPOptions, versions ...string) *url.URL {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-under-test", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: versions})
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	return serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts), "/mcp")
+}
+
+func mcpgoServer(t *testing.T, opts ...mcpgoserver.StreamableHTTPOption) *url.URL {
+	t.Helper()
+	s := mcpgoserver.NewMCPServer("mcp-go-under-test", "1", mcpgoserver.WithToolCapabilities(true))
+	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("text")), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		return mcpgo.NewToolResultText(req.GetString("text", "")), nil
+	})
+	return serve(t, mcpgoserver.NewStreamableHTTPServer(s, opts...), "/mcp")
+}
+
+func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

@@ -1,0 +1,99 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable prints the fingerprint for a person: the facts, then the verdict.
+func WriteTable(w io.Writer, fp *Fingerprint) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, v) }
+	row("server", fp.URL)
+	row("generation", fp.Generation)
+	row("negotiated protocol", fp.NegotiatedProtocol)
+	if fp.Generation == "session" {
+		row("session ids", yesNo(fp.SessionIDs))
+		row("GET validates the session", boolText(fp.GetValidatesSession))
+		killed := fp.DeadStatus.KilledBy
+		if killed == "" {
+			killed = "not killed"
+		}
+		row("dead session ("+killed+"): post / get / get+cursor / delete", strings.Join([]string{
+			intText(fp.DeadStatus.Post), intText(fp.DeadStatus.Get), intText(fp.DeadStatus.GetWithCursor), intText(fp.DeadStatus.Delete)}, " / "))
+		row("replay after death", boolText(fp.ReplayAfterDeath))
+		row("cross-session replay", boolText(fp.CrossSessionReplay))
+		row("silent substitution", boolText(fp.SilentSubstitution))
+		for _, m := range []string{"ping", "tools/list"} {
+			pm, ok := fp.ProbeMethods[m]
+			if !ok {
+				row("probe "+m, "unknown")
+				continue
+			}
+			row("probe "+m+" on a dead session", fmt.Sprintf("%s (valid probe: %s)", intText(pm.DeadStatus), boolText(pm.Valid)))
+		}
+		if d := fp.AfterTTL; d != nil {
+			row("after the TTL: expired", yesNo(d.Expired))
+			if d.Expired {
+				row("after the TTL: post / get / get+cursor", strings.Join([]string{intText(d.Post), intText(d.Get), intText(d.GetWithCursor)}, " / "))
+				row("after the TTL: replay after death", boolText(d.ReplayAfterDeath))
+			}
+		}
+		row("open stream holds the session", boolText(fp.OpenStreamHoldsSession))
+		ka := "none in " + fmtMS(fp.KeepaliveWatchedMS)
+		if fp.StreamKeepaliveMS != nil {
+			ka = fmtMS(*fp.StreamKeepaliveMS)
+		} else if fp.KeepaliveWatchedMS == 0 {
+			ka = "unknown (no GET stream)"
+		}
+		row("stream keepalive", ka)
+		row("request without a session id", intText(fp.MissingSessionStatus))
+		row("second GET stream of a session", intText(fp.DuplicateGetStatus))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if len(fp.Verdict.Hazards) == 0 {
+		fmt.Fprintln(w, "verdict: no hazard found")
+	} else {
+		fmt.Fprintf(w, "verdict: %d hazard(s)\n", len(fp.Verdict.Hazards))
+		for _, h := range fp.Verdict.Hazards {
+			fmt.Fprintf(w, "  - %s: %s\n", h.Name, h.Explanation)
+		}
+	}
+	if fp.Generation == "session" && fp.SessionIDs {
+		probe := fp.Verdict.Probe
+		if probe == "" {
+			probe = "(none is valid)"
+		}
+		fmt.Fprintf(w, "for a workload: probe: %s   dead_statuses: [%s]\n", probe, joinInts(fp.Verdict.DeadStatuses))
+	}
+	for _, n := range fp.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	return nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func boolText(b *bool) string {
+	if b == nil {
+		return "unknown"
+	}
+	return yesNo(*b)
+}
+
+func intText(p *int) string {
+	if p == nil {
+		return "-"
+	}
+	return fmt.Sprint(*p)
+}

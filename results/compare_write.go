@@ -1,0 +1,169 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// shown is the rows a report lists: every row with all, else those that changed or lack data.
+func (c *Comparison) shown(all bool) []Row {
+	if all {
+		return c.Rows
+	}
+	var rows []Row
+	for _, r := range c.Rows {
+		if r.Verdict != VerdictSame || r.Note != "" {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+func (r Row) cells() (base, cur, change, verdict string) {
+	val := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		if r.Unit == "pass" {
+			return map[bool]string{true: "pass", false: "FAIL"}[*v == 1]
+		}
+		return formatValue(r.Unit, *v)
+	}
+	base, cur = val(r.Base), val(r.Current)
+	if r.Change != nil && *r.Change != 0 && r.Unit != "pass" {
+		sign := "+"
+		if *r.Change < 0 {
+			sign = "-"
+		}
+		abs := *r.Change
+		if abs < 0 {
+			abs = -abs
+		}
+		change = sign + formatValue(r.Unit, abs)
+		if r.ChangePct != nil {
+			change += fmt.Sprintf(" (%+.1f%%)", *r.ChangePct)
+		}
+	}
+	verdict = r.Verdict
+	switch r.Verdict {
+	case VerdictRegressed:
+		verdict = "REGRESSED (" + r.Tolerance + ")"
+	case VerdictOK, VerdictImproved:
+		verdict += " (" + r.Tolerance + ")"
+	}
+	if r.Note != "" {
+		verdict += ": " + r.Note
+	}
+	return
+}
+
+func (c *Comparison) summaryLine() string {
+	changed := 0
+	for _, r := range c.Rows {
+		if r.Verdict != VerdictSame {
+			changed++
+		}
+	}
+	if changed == 0 {
+		return fmt.Sprintf("no change in any of %d compared numbers", len(c.Rows))
+	}
+	return fmt.Sprintf("%d regression%s, %d improvement%s; %d of %d compared numbers changed",
+		c.Regressions, plural(c.Regressions), c.Improvements, plural(c.Improvements), changed, len(c.Rows))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func (r RunRef) describe() string {
+	s := fmt.Sprintf("%s (%s, %s, mcpchaos %s", r.File, r.Workload, r.Start.UTC().Format(time.RFC3339), r.ToolVersion)
+	if r.Shard != "" {
+		s += ", shard " + r.Shard
+	}
+	return s + ")"
+}
+
+// WriteComparison prints the comparison as a table: the rows that changed (all rows with all).
+func WriteComparison(w io.Writer, c *Comparison, all bool) error {
+	fmt.Fprintf(w, "base     %s\ncurrent  %s\n", c.Base.describe(), c.Current.describe())
+	if c.Forced != "" {
+		fmt.Fprintf(w, "compared with --force although %s\n", c.Forced)
+	}
+	fmt.Fprintln(w)
+	rows := c.shown(all)
+	if len(rows) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "group\tmetric\tbase\tcurrent\tchange\tverdict")
+		for _, r := range rows {
+			b, cur, ch, v := r.cells()
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Group, r.Metric, b, cur, ch, v)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	_, err := fmt.Fprintln(w, c.summaryLine())
+	return err
+}
+
+// WriteComparisonMarkdown prints the comparison for a pull-request comment: a headline, the
+// regressions first, then the other changes.
+func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
+	head := "No regressions"
+	if c.Regressions > 0 {
+		head = fmt.Sprintf("%d regression%s", c.Regressions, plural(c.Regressions))
+	}
+	fmt.Fprintf(w, "### mcpchaos compare: %s\n\n", head)
+	fmt.Fprintf(w, "Workload `%s`. Base `%s` (%s), current `%s` (%s).\n\n", c.Current.Workload,
+		c.Base.File, c.Base.Start.UTC().Format(time.RFC3339), c.Current.File, c.Current.Start.UTC().Format(time.RFC3339))
+	if c.Forced != "" {
+		fmt.Fprintf(w, "> Compared with `--force` although %s.\n\n", mdEscape(c.Forced))
+	}
+	rows := c.shown(all)
+	var regressed, rest []Row
+	for _, r := range rows {
+		if r.Verdict == VerdictRegressed {
+			regressed = append(regressed, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	table := func(rows []Row) {
+		fmt.Fprintln(w, "| group | metric | base | current | change | verdict |")
+		fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | --- |")
+		for _, r := range rows {
+			b, cur, ch, v := r.cells()
+			if r.Verdict == VerdictRegressed {
+				v = "**" + mdEscape(v) + "**"
+			} else {
+				v = mdEscape(v)
+			}
+			fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(r.Group), r.Metric, mdEscape(b), mdEscape(cur), mdEscape(ch), v)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(regressed) > 0 {
+		fmt.Fprintln(w, "#### Regressions")
+		fmt.Fprintln(w)
+		table(regressed)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(w, "<details><summary>Other changes (%d)</summary>\n\n", len(rest))
+		table(rest)
+		fmt.Fprintln(w, "</details>")
+		fmt.Fprintln(w)
+	}
+	_, err := fmt.Fprintln(w, strings.ToUpper(c.summaryLine()[:1])+c.summaryLine()[1:]+".")
+	return err
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}

@@ -1,0 +1,236 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// The companions of the JSON export: a CSV summary for spreadsheets, one .hgrm file per
+// histogram for HdrHistogram's plotter, and JUnit XML for CI systems. Each is derived from an
+// Export alone, so a merged export gets them too.
+
+// Formats lists the companion formats, in the order they are written.
+var Formats = []string{"csv", "hgrm", "junit"}
+
+// WriteCSV writes one row per group (and overall) and metric:
+//
+//	group,policy,metric,value,unit
+//
+// Metric names are those thresholds use; durations are in microseconds (unit "us"). A
+// statistic of an empty histogram has an empty value.
+func WriteCSV(w io.Writer, e *Export) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"group", "policy", "metric", "value", "unit"}); err != nil {
+		return err
+	}
+	ms := Metrics()
+	for _, g := range e.allGroups() {
+		for _, m := range ms {
+			value := ""
+			if v, ok := m.Value(g); ok {
+				value = csvNumber(m.Unit(), v)
+			}
+			if err := cw.Write([]string{g.Name, g.Policy, m.Name, value, string(m.Unit())}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvNumber(u Unit, v float64) string {
+	if u == UnitRatio {
+		return strconv.FormatFloat(v, 'f', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// allGroups is the groups followed by overall.
+func (e *Export) allGroups() []*Group {
+	gs := make([]*Group, 0, len(e.Groups)+1)
+	for i := range e.Groups {
+		gs = append(gs, &e.Groups[i])
+	}
+	return append(gs, &e.Overall)
+}
+
+// WriteHGRM writes a histogram in HdrHistogram's percentile-distribution layout (what
+// PercentilesPrint prints and the HdrHistogram plotter reads), values in milliseconds.
+func WriteHGRM(w io.Writer, h Histogram) error {
+	hh, err := h.Decoded()
+	if err != nil {
+		return err
+	}
+	_, err = hh.PercentilesPrint(w, 5, 1000) // µs → ms
+	return err
+}
+
+// HGRMFiles names the .hgrm file of every histogram of every group (and overall), relative to
+// a directory: "<group>.<histogram>.hgrm".
+func HGRMFiles(e *Export) map[string]Histogram {
+	files := map[string]Histogram{}
+	for _, g := range e.allGroups() {
+		for _, h := range metrics.Hists() {
+			files[g.Name+"."+h.String()+".hgrm"] = g.Histograms[h.String()]
+		}
+	}
+	return files
+}
+
+// JUnit XML, in the layout CI systems read (Jenkins, GitLab, GitHub test reporters).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitFailure `xml:"failure,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the thresholds as JUnit test cases, one per threshold, plus one case
+// "run completed as planned" that fails when the run was interrupted, aborted or hit an error,
+// so that CI sees a cut-short run even where every threshold held.
+func WriteJUnit(w io.Writer, e *Export) error {
+	class := "mcpchaos." + e.Run.Workload
+	s := junitSuite{
+		Name:      "mcpchaos thresholds: " + e.Run.Workload,
+		Time:      strconv.FormatFloat(e.Run.End.Sub(e.Run.Start).Seconds(), 'f', 3, 64),
+		Timestamp: e.Run.Start.UTC().Format(time.RFC3339),
+		Properties: []junitProperty{
+			{"workload", e.Run.Workload},
+			{"workload_hash", e.Run.WorkloadHash},
+			{"tool_version", e.Run.ToolVersion},
+			{"target", e.Run.Target},
+		},
+	}
+	if e.Run.Shard != nil {
+		s.Properties = append(s.Properties, junitProperty{"shard", e.Run.Shard.String()})
+	}
+	if n := len(e.Run.MergedShards); n > 0 {
+		s.Properties = append(s.Properties, junitProperty{"merged_shards", strconv.Itoa(n)})
+	}
+	for _, r := range e.Thresholds {
+		c := junitCase{Name: r.Expr, Classname: class, Time: "0", SystemOut: "actual: " + r.Actual}
+		if !r.Pass {
+			msg := fmt.Sprintf("%s failed: actual %s", r.Expr, r.Actual)
+			if r.Reason != "" {
+				msg += " (" + r.Reason + ")"
+			}
+			if r.AbortedRun {
+				msg += "; it aborted the run"
+			}
+			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	run := junitCase{Name: "run completed as planned", Classname: class, Time: s.Time}
+	var why []string
+	if e.Run.Interrupted {
+		why = append(why, "interrupted")
+	}
+	if e.Run.Aborted != "" {
+		why = append(why, "aborted: "+e.Run.Aborted)
+	}
+	if e.Run.Error != "" {
+		why = append(why, "error: "+e.Run.Error)
+	}
+	if len(why) > 0 {
+		msg := "the run did not complete as planned: " + strings.Join(why, "; ")
+		run.Failure = &junitFailure{Message: msg, Type: "run", Text: msg}
+	}
+	s.Cases = append(s.Cases, run)
+	for _, c := range s.Cases {
+		s.Tests++
+		if c.Failure != nil {
+			s.Failures++
+		}
+	}
+	doc := junitSuites{Name: "mcpchaos", Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// CompanionPaths are where the companions of the JSON export at jsonPath go: beside it, named
+// after it (run.json → run.csv, run.junit.xml, run.hgrm/).
+func CompanionPaths(jsonPath string) (csvPath, junitPath, hgrmDir string) {
+	base := strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath))
+	return base + ".csv", base + ".junit.xml", base + ".hgrm"
+}
+
+// WriteCompanions writes the companion formats named in formats (a subset of Formats) beside
+// the JSON export at jsonPath, each atomically, and returns the paths written.
+func WriteCompanions(jsonPath string, e *Export, formats []string) ([]string, error) {
+	csvPath, junitPath, hgrmDir := CompanionPaths(jsonPath)
+	var written []string
+	for _, f := range formats {
+		switch f {
+		case "csv":
+			if err := WriteFileWith(csvPath, func(w io.Writer) error { return WriteCSV(w, e) }); err != nil {
+				return written, fmt.Errorf("writing %s: %w", csvPath, err)
+			}
+			written = append(written, csvPath)
+		case "junit":
+			if err := WriteFileWith(junitPath, func(w io.Writer) error { return WriteJUnit(w, e) }); err != nil {
+				return written, fmt.Errorf("writing %s: %w", junitPath, err)
+			}
+			written = append(written, junitPath)
+		case "hgrm":
+			for name, h := range HGRMFiles(e) {
+				p := filepath.Join(hgrmDir, name)
+				if err := WriteFileWith(p, func(w io.Writer) error { return WriteHGRM(w, h) }); err != nil {
+					return written, fmt.Errorf("writing %s: %w", p, err)
+				}
+			}
+			written = append(written, hgrmDir+string(filepath.Separator))
+		default:
+			return written, fmt.Errorf("unknown export format %q; use %s", f, strings.Join(Formats, ", "))
+		}
+	}
+	return written, nil
+}

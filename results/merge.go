@@ -1,0 +1,354 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// MismatchError refuses to combine exports that do not belong together: shards of different
+// workloads, duplicate or missing shard numbers, runs of different workloads in compare.
+type MismatchError struct{ Msg string }
+
+func (e *MismatchError) Error() string { return e.Msg }
+
+func mismatch(format string, args ...any) error {
+	return &MismatchError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Part is one export to merge, with the file it came from (for messages and the record).
+type Part struct {
+	File   string
+	Export *Export
+}
+
+// MergeOptions adjusts Merge.
+type MergeOptions struct {
+	// AllowPartial merges the shards given even when some of 0..n-1 are missing.
+	AllowPartial bool
+}
+
+// Merge combines the exports of the shards of one run into the export of the whole run,
+// exactly: counters and error counts are summed, histograms are merged from their HDR
+// encodings (so percentiles are those of one histogram holding every sample, never an
+// average of percentiles), timelines are aligned on wall-clock time, and the thresholds are
+// judged again on the merged numbers. It refuses shards of different workloads, of different
+// shard counts, exports that are not shards, duplicate shard numbers and (unless
+// AllowPartial) missing ones, with a *MismatchError.
+func Merge(parts []Part, opts MergeOptions) (*Export, error) {
+	if len(parts) == 0 {
+		return nil, mismatch("no shards to merge; give the shards' JSON exports (or a directory holding them)")
+	}
+	first := parts[0]
+	for _, p := range parts {
+		if p.Export.Run.Shard == nil {
+			return nil, mismatch("%s is not a shard (it was run without --shard%s); merge combines the shards of one sharded run",
+				p.File, map[bool]string{true: ", and is itself a merge", false: ""}[len(p.Export.Run.MergedShards) > 0])
+		}
+	}
+	n := first.Export.Run.Shard.Count
+	byIndex := map[int]string{}
+	for _, p := range parts {
+		r, fr := p.Export.Run, first.Export.Run
+		switch {
+		case r.Workload != fr.Workload:
+			return nil, mismatch("%s is a shard of workload %q but %s is of %q; merge only the shards of one run", p.File, r.Workload, first.File, fr.Workload)
+		case r.WorkloadHash != fr.WorkloadHash:
+			return nil, mismatch("%s and %s both ran workload %q but from different files (%s, %s); every shard must run the same workload file",
+				first.File, p.File, r.Workload, shortHash(fr.WorkloadHash), shortHash(r.WorkloadHash))
+		case r.Shard.Count != n:
+			return nil, mismatch("%s is shard %s but %s is shard %s: the shard counts differ; merge only the shards of one run", p.File, r.Shard, first.File, fr.Shard)
+		}
+		if prev, dup := byIndex[r.Shard.Index]; dup {
+			return nil, mismatch("shard %d appears twice: %s and %s; give each shard once", r.Shard.Index, prev, p.File)
+		}
+		byIndex[r.Shard.Index] = p.File
+		if !sameGroups(p.Export, first.Export) {
+			return nil, mismatch("%s and %s have different client groups; they are not shards of one run", first.File, p.File)
+		}
+	}
+	if missing := missingShards(byIndex, n); len(missing) > 0 && !opts.AllowPartial {
+		return nil, mismatch("shard(s) %s of 0..%d are missing; merge all %d shards, or pass --allow-partial to merge only these", joinInts(missing), n-1, n)
+	}
+	parts = slices.Clone(parts)
+	slices.SortFunc(parts, func(a, b Part) int { return cmp.Compare(a.Export.Run.Shard.Index, b.Export.Run.Shard.Index) })
+
+	e := &Export{SchemaVersion: SchemaVersion, Run: mergeRun(parts)}
+	for i := range first.Export.Groups {
+		gs := make([]*Group, len(parts))
+		for j, p := range parts {
+			gs[j] = &p.Export.Groups[i]
+		}
+		g, err := sumGroups(gs[0].Name, gs)
+		if err != nil {
+			return nil, err
+		}
+		e.Groups = append(e.Groups, g)
+	}
+	all := make([]*Group, len(e.Groups))
+	for i := range e.Groups {
+		all[i] = &e.Groups[i]
+	}
+	o, err := sumGroups("overall", all)
+	if err != nil {
+		return nil, err
+	}
+	o.Policy = ""
+	e.Overall = o
+	e.Faults = mergeFaults(parts, e.Run.Start)
+	e.Timeline = mergeTimelines(parts, e.Run.Start)
+
+	var exprs []ThresholdResult
+	aborted := map[string]bool{}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		for _, r := range p.Export.Thresholds {
+			if r.AbortedRun {
+				aborted[r.Expr] = true
+			}
+			if !seen[r.Expr] {
+				seen[r.Expr] = true
+				exprs = append(exprs, r)
+			}
+		}
+	}
+	ths, err := ParseThresholds(exprs)
+	if err != nil {
+		return nil, fmt.Errorf("the shards record a threshold this mcpchaos cannot read: %w", err)
+	}
+	e.Thresholds = Judge(e, ths)
+	for i := range e.Thresholds {
+		e.Thresholds[i].AbortedRun = aborted[e.Thresholds[i].Expr]
+	}
+	return e, nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 19 {
+		return h[:19] + "…"
+	}
+	return h
+}
+
+func sameGroups(a, b *Export) bool {
+	if len(a.Groups) != len(b.Groups) {
+		return false
+	}
+	for i := range a.Groups {
+		if a.Groups[i].Name != b.Groups[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+func missingShards(have map[int]string, n int) []int {
+	var missing []int
+	for i := range n {
+		if _, ok := have[i]; !ok {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// sumGroups adds groups up: clients, counters, errors and false-healthy time summed,
+// histograms merged bucket by bucket, retry amplification recomputed from the sums.
+func sumGroups(name string, gs []*Group) (Group, error) {
+	out := Group{Name: name, Counters: map[string]int64{}, Errors: map[string]int64{}, Histograms: map[string]Histogram{}}
+	if len(gs) > 0 {
+		out.Policy = gs[0].Policy
+	}
+	var fh float64
+	for _, g := range gs {
+		if g.Policy != out.Policy {
+			out.Policy = ""
+		}
+		out.Clients += g.Clients
+		for k, v := range g.Counters {
+			out.Counters[k] += v
+		}
+		for k, v := range g.Errors {
+			out.Errors[k] += v
+		}
+		fh += g.FalseHealthySeconds
+	}
+	out.FalseHealthySeconds = fh
+	if dead := out.Counters[metrics.SessionsDead.String()]; dead > 0 {
+		out.RetryAmplification = float64(out.Counters[metrics.DeadSessionRequests.String()]) / float64(dead)
+	}
+	for _, h := range metrics.Hists() {
+		merged := metrics.NewHistogram()
+		for _, g := range gs {
+			src, err := g.Histograms[h.String()].Decoded()
+			if err != nil {
+				return out, fmt.Errorf("group %s, histogram %s: %w", g.Name, h, err)
+			}
+			if dropped := merged.Merge(src); dropped != 0 {
+				return out, fmt.Errorf("group %s, histogram %s: %d samples fall outside mcpchaos's histogram range", g.Name, h, dropped)
+			}
+		}
+		enc, err := histogram(merged)
+		if err != nil {
+			return out, err
+		}
+		out.Histograms[h.String()] = enc
+	}
+	return out, nil
+}
+
+func mergeRun(parts []Part) Run {
+	f := parts[0].Export.Run
+	r := Run{
+		Tool:           f.Tool,
+		ToolVersion:    f.ToolVersion,
+		Workload:       f.Workload,
+		WorkloadSource: f.WorkloadSource,
+		WorkloadHash:   f.WorkloadHash,
+		Target:         f.Target,
+		Start:          f.Start,
+		End:            f.End,
+		PlannedSeconds: f.PlannedSeconds,
+	}
+	var aborted, errs []string
+	for _, p := range parts {
+		s := p.Export.Run
+		if s.Start.Before(r.Start) {
+			r.Start = s.Start
+		}
+		if s.End.After(r.End) {
+			r.End = s.End
+		}
+		if s.ToolVersion != r.ToolVersion {
+			r.ToolVersion = "mixed"
+		}
+		if r.NegotiatedProtocol == "" {
+			r.NegotiatedProtocol = s.NegotiatedProtocol
+		}
+		r.Interrupted = r.Interrupted || s.Interrupted
+		r.DetectionDelayEstimated = r.DetectionDelayEstimated || s.DetectionDelayEstimated
+		if s.Aborted != "" {
+			aborted = append(aborted, fmt.Sprintf("shard %d: %s", s.Shard.Index, s.Aborted))
+		}
+		if s.Error != "" {
+			errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard.Index, s.Error))
+		}
+		r.MergedShards = append(r.MergedShards, MergedShard{
+			Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
+			Start: s.Start, End: s.End, Interrupted: s.Interrupted, Aborted: s.Aborted, Error: s.Error,
+		})
+	}
+	r.Aborted = strings.Join(aborted, "; ")
+	r.Error = strings.Join(errs, "; ")
+	return r
+}
+
+// mergeFaults lists every shard's fault log, with times moved to the merged run's clock.
+func mergeFaults(parts []Part, start time.Time) []FaultAt {
+	var out []FaultAt
+	for _, p := range parts {
+		shift := p.Export.Run.Start.Sub(start).Seconds()
+		idx := p.Export.Run.Shard.Index
+		for _, f := range p.Export.Faults {
+			f.AddedAtS += shift
+			if f.RemovedAtS != 0 {
+				f.RemovedAtS += shift
+			}
+			f.Shard = &idx
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mergeTimelines aligns the shards' samples on wall-clock time: each sample goes to the slot
+// nearest to its moment on the merged run's clock, and the shards' samples in one slot are
+// added up. A shard without a sample in a slot (it started later or ended sooner) adds its
+// last running totals of counters and errors there, and no clients.
+func mergeTimelines(parts []Part, start time.Time) *Timeline {
+	iv := 0.0
+	for _, p := range parts {
+		if t := p.Export.Timeline; t != nil {
+			iv = math.Max(iv, t.IntervalS)
+		}
+	}
+	if iv == 0 {
+		return nil
+	}
+	type shardSlots struct {
+		at          map[int]GroupSampleSet
+		first, last int
+	}
+	var shards []shardSlots
+	slotSet := map[int]bool{}
+	for _, p := range parts {
+		t := p.Export.Timeline
+		if t == nil || len(t.Samples) == 0 {
+			continue
+		}
+		s := shardSlots{at: map[int]GroupSampleSet{}, first: math.MaxInt, last: math.MinInt}
+		shift := p.Export.Run.Start.Sub(start).Seconds()
+		for _, smp := range t.Samples {
+			k := int(math.Round((smp.TS + shift) / iv))
+			s.at[k] = smp.Groups // a later sample in the same slot wins
+			s.first, s.last = min(s.first, k), max(s.last, k)
+			slotSet[k] = true
+		}
+		shards = append(shards, s)
+	}
+	slots := make([]int, 0, len(slotSet))
+	for k := range slotSet {
+		slots = append(slots, k)
+	}
+	sort.Ints(slots)
+	out := &Timeline{IntervalS: iv}
+	prev := make([]GroupSampleSet, len(shards))
+	for _, k := range slots {
+		smp := Sample{TS: float64(k) * iv, Groups: map[string]GroupSample{}}
+		for i, s := range shards {
+			cur, ok := s.at[k]
+			switch {
+			case ok:
+				prev[i] = cur
+			case k < s.first:
+				continue
+			case k > s.last:
+				cur = totalsOnly(prev[i])
+			default:
+				cur = prev[i] // a gap inside the shard's run: hold its last sample
+			}
+			for name, gs := range cur {
+				acc := smp.Groups[name]
+				acc.add(gs)
+				smp.Groups[name] = acc
+			}
+		}
+		out.Samples = append(out.Samples, smp)
+	}
+	return out
+}
+
+// GroupSampleSet is every group's sample at one moment.
+type GroupSampleSet = map[string]GroupSample
+
+func totalsOnly(set GroupSampleSet) GroupSampleSet {
+	out := GroupSampleSet{}
+	for name, gs := range set {
+		out[name] = GroupSample{Counters: gs.Counters, Errors: gs.Errors}
+	}
+	return out
+}

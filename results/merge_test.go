@@ -1,0 +1,240 @@
+package results
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// shards records random samples into n shard recorders per group and into one whole-run
+// recorder per group holding every sample, and returns the shards' exports (read back from
+// files) and the whole run's.
+func shards(t testing.TB, n, samples int) ([]Part, *Export) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 11))
+	groups := []string{"naive", "probe"}
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := Run{Tool: "mcpchaos", ToolVersion: "test", Workload: "w", WorkloadHash: "sha256:abc", Target: "builtin",
+		Start: start, End: start.Add(10 * time.Second), PlannedSeconds: 10}
+	whole := make([]*metrics.Group, len(groups))
+	for i, g := range groups {
+		whole[i] = metrics.NewGroup(g, g, 0)
+	}
+	var parts []Part
+	for s := range n {
+		var snaps []*metrics.Snapshot
+		for gi, g := range groups {
+			rec := metrics.NewGroup(g, g, 10+s)
+			whole[gi].Clients += 10 + s
+			for _, c := range metrics.Counters() {
+				k := int64(rng.IntN(1000))
+				rec.Add(c, k)
+				whole[gi].Add(c, k)
+			}
+			for _, h := range metrics.Hists() {
+				for i := range samples + samples/5*s {
+					// a long tail: most fast, a few very slow
+					d := time.Duration(50+rng.ExpFloat64()*2000) * time.Microsecond
+					if rng.IntN(100) == 0 {
+						d *= 500
+					}
+					rec.Record(h, i, d)
+					whole[gi].Record(h, i, d)
+				}
+			}
+			rec.AddFalseHealthy(time.Second)
+			whole[gi].AddFalseHealthy(time.Second)
+			snaps = append(snaps, rec.Snapshot())
+		}
+		r := run
+		r.Shard = &Shard{Index: s, Count: n}
+		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
+		r.End = r.Start.Add(10 * time.Second)
+		e, err := Build(r, snaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
+		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: UnitCount, Actual: "x"}}
+		e.Timeline = &Timeline{IntervalS: 1}
+		for k := range 11 {
+			e.Timeline.Samples = append(e.Timeline.Samples, Sample{TS: float64(k), Groups: map[string]GroupSample{
+				"naive": {States: map[string]int64{"live": 10}, Counters: map[string]int64{"drops": int64(k)}},
+			}})
+		}
+		parts = append(parts, Part{File: "shard-" + string(rune('0'+s)) + ".json", Export: roundTrip(t, e)})
+	}
+	var snaps []*metrics.Snapshot
+	for _, w := range whole {
+		snaps = append(snaps, w.Snapshot())
+	}
+	e, err := Build(run, snaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parts, e
+}
+
+// The issue's check: merged counts are the sums, merged percentiles are those of one histogram
+// holding all samples.
+func TestMergeIsExact(t *testing.T) {
+	parts, whole := shards(t, 3, 500)
+	m, err := Merge(parts, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = roundTrip(t, m)
+	for _, g := range m.allGroups() {
+		w := whole.Group(g.Name)
+		if g.Clients != w.Clients {
+			t.Errorf("%s: clients %d, want %d", g.Name, g.Clients, w.Clients)
+		}
+		for k, v := range w.Counters {
+			if g.Counters[k] != v {
+				t.Errorf("%s: %s = %d, want the sum %d", g.Name, k, g.Counters[k], v)
+			}
+		}
+		if g.RetryAmplification != w.RetryAmplification || g.FalseHealthySeconds != w.FalseHealthySeconds {
+			t.Errorf("%s: amplification %v/%v, false healthy %v/%v", g.Name, g.RetryAmplification, w.RetryAmplification, g.FalseHealthySeconds, w.FalseHealthySeconds)
+		}
+		for name, wh := range w.Histograms {
+			gh := g.Histograms[name]
+			gh.hist, wh.hist = nil, nil
+			if gh != wh {
+				t.Errorf("%s %s: merged %+v\nwant the whole run's %+v", g.Name, name, gh, wh)
+			}
+			a, _ := g.Histograms[name].Decoded()
+			b, _ := w.Histograms[name].Decoded()
+			if !a.Equals(b) {
+				t.Errorf("%s %s: merged histogram differs from the one holding every sample", g.Name, name)
+			}
+		}
+	}
+	// Averaging the shards' p99s would not have given this (the test would be toothless if it did).
+	var avg int64
+	for _, p := range parts {
+		avg += p.Export.Groups[0].Histograms["probe_latency"].P99US
+	}
+	if avg/3 == m.Groups[0].Histograms["probe_latency"].P99US {
+		t.Log("averaged p99 happens to equal the merged p99; pick other seeds")
+	}
+	if len(m.Run.MergedShards) != 3 || m.Run.Shard != nil || !m.Run.Start.Equal(parts[0].Export.Run.Start) {
+		t.Errorf("run %+v", m.Run)
+	}
+	if len(m.Faults) != 3 || *m.Faults[2].Shard != 2 || m.Faults[2].AddedAtS != 1.6 {
+		t.Errorf("faults %+v", m.Faults)
+	}
+	if len(m.Thresholds) != 1 || m.Thresholds[0].Pass || m.Thresholds[0].Actual != formatValue(UnitCount, float64(whole.Overall.Counters["drops"])) {
+		t.Errorf("thresholds not judged again on the merged numbers: %+v", m.Thresholds)
+	}
+}
+
+// Timelines align on wall-clock time: shard 1 started 300 ms after shard 0, shard 2 600 ms.
+func TestMergeTimelines(t *testing.T) {
+	parts, _ := shards(t, 3, 10)
+	m, err := Merge(parts, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := m.Timeline
+	if tl.IntervalS != 1 {
+		t.Fatalf("interval %v", tl.IntervalS)
+	}
+	// Slots 0..11: shard 2's samples (600 ms late) round to slots 1..11.
+	if len(tl.Samples) != 12 {
+		t.Fatalf("%d samples", len(tl.Samples))
+	}
+	at := func(k int) GroupSample { return tl.Samples[k].Groups["naive"] }
+	if got := at(0).States["live"]; got != 20 { // shards 0 and 1; shard 2 not started
+		t.Errorf("slot 0: live %d, want 20", got)
+	}
+	if got := at(5).States["live"]; got != 30 {
+		t.Errorf("slot 5: live %d, want 30", got)
+	}
+	if got := at(5).Counters["drops"]; got != 5+5+4 {
+		t.Errorf("slot 5: drops %d, want 14", got)
+	}
+	// Slot 11: only shard 2 sampled; the others have ended: their totals stay, their clients do not.
+	if got := at(11); got.States["live"] != 10 || got.Counters["drops"] != 10+10+10 {
+		t.Errorf("slot 11: %+v", got)
+	}
+}
+
+func TestMergeRefuses(t *testing.T) {
+	built, _ := shards(t, 3, 10)
+	// fresh copies of the shards' run metadata, which the cases edit; groups are shared
+	fresh := func() []Part {
+		ps := make([]Part, len(built))
+		for i, p := range built {
+			e := *p.Export
+			s := *e.Run.Shard
+			e.Run.Shard = &s
+			ps[i] = Part{File: p.File, Export: &e}
+		}
+		return ps
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(ps []Part) []Part
+		opts    MergeOptions
+		want    string
+		succeed bool
+	}{
+		{name: "different workload", edit: func(ps []Part) []Part { ps[1].Export.Run.Workload = "other"; return ps },
+			want: `shard-1.json is a shard of workload "other" but shard-0.json is of "w"`},
+		{name: "different file", edit: func(ps []Part) []Part { ps[2].Export.Run.WorkloadHash = "sha256:def"; return ps },
+			want: "from different files"},
+		{name: "duplicate", edit: func(ps []Part) []Part { ps[2].Export.Run.Shard.Index = 0; return ps },
+			want: "shard 0 appears twice: shard-0.json and shard-2.json"},
+		{name: "counts differ", edit: func(ps []Part) []Part { ps[1].Export.Run.Shard.Count = 4; return ps },
+			want: "the shard counts differ"},
+		{name: "missing", edit: func(ps []Part) []Part { return ps[:2] },
+			want: "shard(s) 2 of 0..2 are missing; merge all 3 shards, or pass --allow-partial"},
+		{name: "partial allowed", edit: func(ps []Part) []Part { return ps[1:] }, opts: MergeOptions{AllowPartial: true}, succeed: true},
+		{name: "not a shard", edit: func(ps []Part) []Part { ps[0].Export.Run.Shard = nil; return ps },
+			want: "shard-0.json is not a shard (it was run without --shard)"},
+		{name: "nothing", edit: func(ps []Part) []Part { return nil }, want: "no shards to merge"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Merge(tc.edit(fresh()), tc.opts)
+			if tc.succeed {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var me *MismatchError
+			if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want a MismatchError containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func BenchmarkMerge(b *testing.B) {
+	parts, _ := shards(b, 8, 500)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Merge(parts, MergeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSampleInterval(t *testing.T) {
+	for _, tc := range []struct{ planned, want time.Duration }{
+		{10 * time.Second, 250 * time.Millisecond},
+		{5 * time.Minute, time.Second},
+		{1000 * time.Second, time.Second},
+		{100 * time.Minute, 6 * time.Second},
+		{30 * 24 * time.Hour, 2592 * time.Second},
+	} {
+		if got := SampleInterval(tc.planned); got != tc.want {
+			t.Errorf("SampleInterval(%s) = %s, want %s", tc.planned, got, tc.want)
+		}
+	}
+}

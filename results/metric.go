@@ -1,0 +1,342 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// Unit is what a metric's value counts. Durations are held in microseconds, like the
+// histograms they come from.
+type Unit string
+
+const (
+	UnitCount    Unit = "count"
+	UnitRatio    Unit = "ratio"
+	UnitDuration Unit = "us"
+)
+
+// Metric names one number of a group's export, in the one vocabulary that thresholds, the CSV
+// export, compare and the report share:
+//
+//	clients                    the group's client count
+//	<counter>                  a counter of MISSION.md, e.g. misattributed_errors
+//	errors, errors.<kind>      transport errors: all, or of one kind (connect, timeout, ...)
+//	retry_amplification        dead_session_requests / sessions_dead
+//	false_healthy_seconds      a duration (seconds in the export, µs here)
+//	<histogram>.<stat>         stat: count, min, max, mean, or a percentile p50, p90, p95, p99,
+//	                           p999 (99.9), p99.9, p9999 (99.99), ...
+type Metric struct {
+	Name string // canonical, e.g. "probe_latency.p99.9"
+	kind metricKind
+	key  string  // counter, error kind, or histogram name
+	stat string  // histogram statistic: "count", "min", "max", "mean", "p"
+	pct  float64 // the percentile, for stat "p"
+}
+
+type metricKind int
+
+const (
+	kindClients metricKind = iota
+	kindCounter
+	kindErrors // key "" = every kind
+	kindRetryAmplification
+	kindFalseHealthy
+	kindHist
+)
+
+// ParseMetric reads a metric name. Its error says what names exist.
+func ParseMetric(s string) (Metric, error) {
+	switch s {
+	case "clients":
+		return Metric{Name: s, kind: kindClients}, nil
+	case "retry_amplification":
+		return Metric{Name: s, kind: kindRetryAmplification}, nil
+	case "false_healthy_seconds":
+		return Metric{Name: s, kind: kindFalseHealthy}, nil
+	case "errors":
+		return Metric{Name: s, kind: kindErrors}, nil
+	}
+	for _, c := range metrics.Counters() {
+		if s == c.String() {
+			return Metric{Name: s, kind: kindCounter, key: s}, nil
+		}
+	}
+	if kind, ok := strings.CutPrefix(s, "errors."); ok {
+		for _, k := range errorKinds() {
+			if kind == k {
+				return Metric{Name: s, kind: kindErrors, key: k}, nil
+			}
+		}
+		return Metric{}, fmt.Errorf("unknown error kind %q; %suse errors (all kinds) or errors.KIND with KIND one of %s",
+			kind, suggest(kind, errorKinds()), strings.Join(errorKinds(), ", "))
+	}
+	hist, stat, hasStat := strings.Cut(s, ".")
+	for _, h := range metrics.Hists() {
+		if hist != h.String() {
+			continue
+		}
+		if !hasStat {
+			return Metric{}, fmt.Errorf("%s is a histogram; name a statistic of it, e.g. %s.p99 (or .p50, .p999, .max, .mean, .count)", s, s)
+		}
+		m := Metric{kind: kindHist, key: hist, stat: stat}
+		switch stat {
+		case "count", "min", "max", "mean":
+		default:
+			pct, err := parsePercentile(stat)
+			if err != nil {
+				return Metric{}, fmt.Errorf("%s: %w", s, err)
+			}
+			m.stat, m.pct = "p", pct
+			stat = "p" + strconv.FormatFloat(pct, 'f', -1, 64)
+		}
+		m.Name = hist + "." + stat
+		return m, nil
+	}
+	return Metric{}, fmt.Errorf("unknown metric %q; %suse a counter (%s), errors, errors.KIND, retry_amplification, false_healthy_seconds, clients, or HISTOGRAM.STAT with HISTOGRAM one of %s",
+		s, suggest(s, MetricNames()), strings.Join(counterNames(), ", "), strings.Join(histNames(), ", "))
+}
+
+// parsePercentile reads "p99" (99), "p999" (99.9), "p9999" (99.99), "p99.9" (99.9), "p50", "p100".
+func parsePercentile(stat string) (float64, error) {
+	digits, ok := strings.CutPrefix(stat, "p")
+	bad := fmt.Errorf("unknown statistic %q; use count, min, max, mean or a percentile such as p50, p90, p99, p999 (99.9th) or p99.9", stat)
+	if !ok || digits == "" {
+		return 0, bad
+	}
+	if !strings.Contains(digits, ".") && len(digits) > 2 && digits != "100" {
+		// p999 is the 99.9th percentile, as in HdrHistogram reports and the export's p999_us.
+		if !strings.HasPrefix(digits, "99") {
+			return 0, bad
+		}
+		digits = digits[:2] + "." + digits[2:]
+	}
+	for _, r := range digits {
+		if (r < '0' || r > '9') && r != '.' {
+			return 0, bad
+		}
+	}
+	pct, err := strconv.ParseFloat(digits, 64)
+	if err != nil || pct < 0 || pct > 100 {
+		return 0, bad
+	}
+	return pct, nil
+}
+
+// Unit is what the metric's value counts.
+func (m Metric) Unit() Unit {
+	switch m.kind {
+	case kindRetryAmplification:
+		return UnitRatio
+	case kindFalseHealthy:
+		return UnitDuration
+	case kindHist:
+		if m.stat == "count" {
+			return UnitCount
+		}
+		return UnitDuration
+	}
+	return UnitCount
+}
+
+// Monotonic reports whether the metric can only grow during a run, so that a threshold
+// bounding it from above can be judged failed before the run ends.
+func (m Metric) Monotonic() bool {
+	switch m.kind {
+	case kindCounter, kindErrors, kindFalseHealthy:
+		return true
+	}
+	return false
+}
+
+// Value reads the metric from a group's export. ok is false when the metric has no value: a
+// histogram statistic of an empty histogram (count is always defined).
+func (m Metric) Value(g *Group) (v float64, ok bool) {
+	switch m.kind {
+	case kindClients:
+		return float64(g.Clients), true
+	case kindCounter:
+		return float64(g.Counters[m.key]), true
+	case kindErrors:
+		if m.key != "" {
+			return float64(g.Errors[m.key]), true
+		}
+		var n int64
+		for _, c := range g.Errors {
+			n += c
+		}
+		return float64(n), true
+	case kindRetryAmplification:
+		return g.RetryAmplification, true
+	case kindFalseHealthy:
+		return g.FalseHealthySeconds * 1e6, true
+	case kindHist:
+		h, present := g.Histograms[m.key]
+		if m.stat == "count" {
+			return float64(h.Count), true
+		}
+		if !present || h.Count == 0 {
+			return 0, false
+		}
+		switch m.stat {
+		case "min":
+			return float64(h.MinUS), true
+		case "max":
+			return float64(h.MaxUS), true
+		case "mean":
+			if hh, err := h.Decoded(); err == nil {
+				return hh.Mean(), true
+			}
+			return h.MeanUS, true
+		}
+		if v, known := h.quantile(m.pct); known {
+			return float64(v), true
+		}
+		hh, err := h.Decoded()
+		if err != nil {
+			return 0, false
+		}
+		return float64(hh.ValueAtQuantile(m.pct)), true
+	}
+	return 0, false
+}
+
+// Format writes a value of the metric for people: counts as integers, durations with a unit.
+func (m Metric) Format(v float64) string { return formatValue(m.Unit(), v) }
+
+func formatValue(u Unit, v float64) string {
+	switch u {
+	case UnitDuration:
+		return fmtDuration(v)
+	case UnitRatio:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// fmtDuration writes microseconds the way people read latencies: 850µs, 12.4ms, 3.25s, 2m5s.
+func fmtDuration(us float64) string {
+	neg := ""
+	if us < 0 {
+		neg, us = "-", -us
+	}
+	switch {
+	case us < 1000:
+		return neg + strconv.FormatFloat(math.Round(us), 'f', -1, 64) + "µs"
+	case us < 1e6:
+		return neg + trimZeros(strconv.FormatFloat(us/1e3, 'f', 2, 64)) + "ms"
+	case us < 60e6:
+		return neg + trimZeros(strconv.FormatFloat(us/1e6, 'f', 2, 64)) + "s"
+	}
+	return neg + time.Duration(us*1e3).Round(time.Second).String()
+}
+
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// MetricNames lists every metric of a group in export order, with the histogram statistics
+// that the CSV export and compare report.
+func MetricNames() []string {
+	names := []string{"clients"}
+	names = append(names, counterNames()...)
+	names = append(names, "retry_amplification", "false_healthy_seconds", "errors")
+	for _, k := range errorKinds() {
+		names = append(names, "errors."+k)
+	}
+	for _, h := range histNames() {
+		for _, s := range histStats {
+			names = append(names, h+"."+s)
+		}
+	}
+	return names
+}
+
+// histStats are the statistics reported per histogram, in order.
+var histStats = []string{"count", "min", "p50", "p90", "p99", "p99.9", "max", "mean"}
+
+// Metrics is MetricNames parsed.
+func Metrics() []Metric {
+	names := MetricNames()
+	ms := make([]Metric, len(names))
+	for i, n := range names {
+		m, err := ParseMetric(n)
+		if err != nil {
+			panic(err) // the catalog parses its own names
+		}
+		ms[i] = m
+	}
+	return ms
+}
+
+func counterNames() []string {
+	var s []string
+	for _, c := range metrics.Counters() {
+		s = append(s, c.String())
+	}
+	return s
+}
+
+func histNames() []string {
+	var s []string
+	for _, h := range metrics.Hists() {
+		s = append(s, h.String())
+	}
+	return s
+}
+
+func errorKinds() []string {
+	var s []string
+	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+		s = append(s, k.String())
+	}
+	return s
+}
+
+// suggest returns `did you mean "x"? ` for the closest name within a few typos, or "".
+func suggest(s string, names []string) string {
+	best, bestDist := "", 0
+	for _, n := range names {
+		d := editDistance(s, n)
+		if limit := max(1, len(n)/4); d <= limit && (best == "" || d < bestDist) {
+			best, bestDist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("did you mean %q? ", best)
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,71 @@
+package results
+
+import (
+	"math"
+	"time"
+)
+
+// Timeline is what the run looked like as it went: a sample about every IntervalS seconds.
+type Timeline struct {
+	IntervalS float64  `json:"interval_s"`
+	Samples   []Sample `json:"samples"`
+}
+
+// Sample is every group's state at one moment, TS seconds after run.start.
+type Sample struct {
+	TS     float64                `json:"t_s"`
+	Groups map[string]GroupSample `json:"groups"`
+}
+
+// GroupSample is one group at one moment. States counts clients by the state they believe
+// their session is in (starting, live, reconnecting, reinit, stopped) plus
+// believed_live_but_dead: live in the client's eyes, dead in the server's. Counters and Errors
+// are running totals since the start (zeros left out).
+type GroupSample struct {
+	States   map[string]int64 `json:"states,omitempty"`
+	Counters map[string]int64 `json:"counters,omitempty"`
+	Errors   map[string]int64 `json:"errors,omitempty"`
+}
+
+// StateBelievedLiveButDead is the timeline state of clients whose session died unnoticed.
+const StateBelievedLiveButDead = "believed_live_but_dead"
+
+// SampleInterval is the timeline's interval for a run planned to last planned: a second, a
+// quarter of a second for runs under a minute (a 10-second demo gets a timeline worth
+// drawing), and coarser for runs longer than about 17 minutes, so that a timeline has at most
+// ~1000 samples.
+func SampleInterval(planned time.Duration) time.Duration {
+	const most = 1000
+	switch {
+	case planned < time.Minute:
+		return 250 * time.Millisecond
+	case planned > most*time.Second:
+		return time.Duration(math.Ceil(planned.Seconds()/most)) * time.Second
+	}
+	return time.Second
+}
+
+// add sums o into s: states, counters and errors.
+func (s *GroupSample) add(o GroupSample) {
+	s.States = addCounts(s.States, o.States)
+	s.Counters = addCounts(s.Counters, o.Counters)
+	s.Errors = addCounts(s.Errors, o.Errors)
+}
+
+func addCounts(dst, src map[string]int64) map[string]int64 {
+	for k, v := range src {
+		if v == 0 {
+			continue
+		}
+		if dst == nil {
+			dst = map[string]int64{}
+		}
+		dst[k] += v
+	}
+	return dst
+}
+
+// NonZero returns m without its zero entries (nil if none are left): timelines leave zeros out.
+func NonZero(m map[string]int64) map[string]int64 {
+	return addCounts(nil, m)
+}
