@@ -114,6 +114,8 @@ func (ts Tolerances) For(group, metric string) Tolerance {
 //	everything else (clients, sessions_started, drops, replays, probes, counts, min, max, ...)
 //	                                             info         reported only
 //
+// A percentile or mean is judged only when both runs have enough samples for a change in it to
+// mean more than noise (Metric.MinSamples: p99 needs 1000); otherwise it is reported only.
 // The absolute floors keep a few hundred microseconds of loopback jitter from failing a
 // release.
 func DefaultTolerances() Tolerances {
@@ -318,6 +320,12 @@ func Compare(base, cur Part, tol Tolerances) *Comparison {
 				}
 			}
 			judge(&row, t)
+			if need := m.MinSamples(); need > 0 && !t.Info() && (row.Verdict == VerdictRegressed || row.Verdict == VerdictImproved || row.Verdict == VerdictOK) {
+				if n := min(samples(m, bg), samples(m, cg)); n < need {
+					row.Verdict = VerdictInfo
+					row.Note = fmt.Sprintf("too few samples to judge (%d; %s needs %d)", n, m.Name, need)
+				}
+			}
 			c.count(row)
 			c.Rows = append(c.Rows, row)
 		}
@@ -333,6 +341,13 @@ func (c *Comparison) count(r Row) {
 	case VerdictImproved:
 		c.Improvements++
 	}
+}
+
+func samples(m Metric, g *Group) int64 {
+	if g == nil {
+		return 0
+	}
+	return m.Samples(g)
 }
 
 // groupNames is the groups of both runs, base's order first, then overall.

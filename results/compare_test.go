@@ -40,7 +40,8 @@ func TestCompareFindsRegressions(t *testing.T) {
 	naive := cur.Group("naive")
 	edit(naive, "drops", naive.Counters["drops"]*10) // info
 	h := probe.Histograms["probe_latency"]
-	h.P99US = base.Group("probe").Histograms["probe_latency"].P99US*2 + 2000 // +100% and > 1ms
+	h.P50US = base.Group("probe").Histograms["probe_latency"].P50US*2 + 2000 // +100% and > 1ms
+	h.P99US = base.Group("probe").Histograms["probe_latency"].P99US * 2      // but 200 samples say little of a p99
 	probe.Histograms["probe_latency"] = h
 	h = naive.Histograms["probe_latency"]
 	h.P50US += 5 // within the 1ms floor
@@ -61,13 +62,19 @@ func TestCompareFindsRegressions(t *testing.T) {
 		{"probe", "misattributed_errors", VerdictRegressed},
 		{"probe", "tool_calls_ok", VerdictImproved},
 		{"naive", "drops", VerdictInfo},
-		{"probe", "probe_latency.p99", VerdictRegressed},
+		{"probe", "probe_latency.p50", VerdictRegressed},
+		{"probe", "probe_latency.p99", VerdictInfo},
 		{"naive", "probe_latency.p50", VerdictOK},
 		{"naive", "misattributed_errors", VerdictSame},
 		{"threshold", "probe.misattributed_errors == 0", VerdictRegressed},
 	} {
 		if got := verdict(tc.group, tc.metric); got != tc.want {
 			t.Errorf("%s %s: %s, want %s", tc.group, tc.metric, got, tc.want)
+		}
+	}
+	for _, r := range c.Rows {
+		if r.Group == "probe" && r.Metric == "probe_latency.p99" && r.Note != "too few samples to judge (200; probe_latency.p99 needs 1000)" {
+			t.Errorf("p99 of 200 samples: note %q", r.Note)
 		}
 	}
 	if c.Regressions != 3 || c.Improvements != 1 {

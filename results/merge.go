@@ -223,7 +223,9 @@ func mergeRun(parts []Part) Run {
 		Start:          f.Start,
 		End:            f.End,
 		PlannedSeconds: f.PlannedSeconds,
+		Generation:     f.Generation,
 	}
+	seenNote := map[string]bool{}
 	var aborted, errs []string
 	for _, p := range parts {
 		s := p.Export.Run
@@ -238,6 +240,22 @@ func mergeRun(parts []Part) Run {
 		}
 		if r.NegotiatedProtocol == "" {
 			r.NegotiatedProtocol = s.NegotiatedProtocol
+		}
+		for _, n := range s.Notes {
+			if !seenNote[n] {
+				seenNote[n] = true
+				r.Notes = append(r.Notes, n)
+			}
+		}
+		for g, ms := range s.NotObservable {
+			if r.NotObservable == nil {
+				r.NotObservable = map[string][]string{}
+			}
+			for _, m := range ms {
+				if !slices.Contains(r.NotObservable[g], m) {
+					r.NotObservable[g] = append(r.NotObservable[g], m)
+				}
+			}
 		}
 		r.Interrupted = r.Interrupted || s.Interrupted
 		r.DetectionDelayEstimated = r.DetectionDelayEstimated || s.DetectionDelayEstimated

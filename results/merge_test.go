@@ -52,6 +52,9 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		}
 		r := run
 		r.Shard = &Shard{Index: s, Count: n}
+		r.Generation = "session"
+		r.Notes = []string{"the same note from every shard"}
+		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
 		r.End = r.Start.Add(10 * time.Second)
 		e, err := Build(r, snaps)
@@ -124,6 +127,9 @@ func TestMergeIsExact(t *testing.T) {
 	}
 	if len(m.Run.MergedShards) != 3 || m.Run.Shard != nil || !m.Run.Start.Equal(parts[0].Export.Run.Start) {
 		t.Errorf("run %+v", m.Run)
+	}
+	if m.Run.Generation != "session" || len(m.Run.Notes) != 1 || len(m.Run.NotObservable["probe"]) != 1 {
+		t.Errorf("run notes not carried over: %+v", m.Run)
 	}
 	if len(m.Faults) != 3 || *m.Faults[2].Shard != 2 || m.Faults[2].AddedAtS != 1.6 {
 		t.Errorf("faults %+v", m.Faults)

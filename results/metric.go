@@ -153,6 +153,34 @@ func (m Metric) Monotonic() bool {
 	return false
 }
 
+// MinSamples is how many samples a histogram statistic needs before a change in it means more
+// than noise: ten beyond the percentile's tail (p50: 20, p90: 100, p99: 1000, p99.9: 10000),
+// 20 for the mean; 0 for metrics that are not histogram statistics, and for count, min and max.
+func (m Metric) MinSamples() int64 {
+	if m.kind != kindHist {
+		return 0
+	}
+	switch m.stat {
+	case "mean":
+		return 20
+	case "p":
+		if m.pct >= 100 {
+			return 0
+		}
+		return int64(math.Ceil(10 / (1 - m.pct/100)))
+	}
+	return 0
+}
+
+// Samples is how many samples the histogram behind the metric holds in g (0 for metrics that
+// are not histogram statistics).
+func (m Metric) Samples(g *Group) int64 {
+	if m.kind != kindHist {
+		return 0
+	}
+	return g.Histograms[m.key].Count
+}
+
 // Value reads the metric from a group's export. ok is false when the metric has no value: a
 // histogram statistic of an empty histogram (count is always defined).
 func (m Metric) Value(g *Group) (v float64, ok bool) {

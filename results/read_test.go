@@ -222,3 +222,15 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkReadFile(b *testing.B) {
+	p := b.TempDir() + "/e.json"
+	if err := WriteFile(p, sample(b, 1, 1)); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

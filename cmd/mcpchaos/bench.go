@@ -83,7 +83,7 @@ type benchReport struct {
 }
 
 func benchParent(ctx context.Context, o bench.Options, kinds []string, jsonOut string, stdout, stderr io.Writer) error {
-	self, err := os.Executable()
+	self, err := selfPath()
 	if err != nil {
 		return err
 	}

@@ -80,6 +80,7 @@ experiments: compare refuses them unless --force is given.`,
 			case asJSON:
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(false)
 				if err := enc.Encode(c); err != nil {
 					return err
 				}

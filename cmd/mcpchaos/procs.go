@@ -31,7 +31,11 @@ const procsLead = 3 * time.Second
 // progress view, reports a shard that dies, and merges the shards' exports exactly at the end,
 // keeping the others' results.
 func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
-	self, err := os.Executable()
+	formats, err := parseFormats(fl.formats)
+	if err != nil {
+		return err
+	}
+	self, err := selfPath()
 	if err != nil {
 		return err
 	}
@@ -55,6 +59,12 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		extra = append(extra, "--target", url)
 	}
 	extra = append(extra, fl.target.args()...)
+	for _, t := range fl.thresholds {
+		extra = append(extra, "--threshold", t)
+	}
+	for _, t := range fl.abortOn {
+		extra = append(extra, "--threshold-abort", t)
+	}
 
 	shards := make([]*shardProc, n)
 	for i := range shards {
@@ -62,7 +72,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		args := append([]string{"run", arg,
 			"--shard", fmt.Sprintf("%d/%d", i, n),
 			"--start-at", start.Format(time.RFC3339Nano),
-			"--out", file, "--progress", "json", "--quiet"}, extra...)
+			"--out", file, "--progress", "json", "--quiet", "--formats", "none"}, extra...)
 		sp, err := startShard(self, args, i, file, stderr)
 		if err != nil {
 			for _, s := range shards[:i] {
@@ -129,9 +139,15 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	if err := results.WriteFile(out, merged); err != nil {
 		return fmt.Errorf("writing the export: %w", err)
 	}
+	if _, err := results.WriteCompanions(out, merged, formats); err != nil {
+		return err
+	}
 	if !fl.quiet {
 		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
 		if err := results.WriteSummary(stdout, merged); err != nil {
+			return err
+		}
+		if err := printThresholds(stdout, merged.Thresholds, ""); err != nil {
 			return err
 		}
 	}
@@ -247,4 +263,15 @@ func startServeProcess(ctx context.Context, self, arg string, stderr io.Writer) 
 	}
 	_ = ctx
 	return fields[4], stop, nil
+}
+
+// selfPath is the command to start more mcpchaos processes with: the program as it was invoked
+// (so that a renamed or wrapped binary starts copies of itself), else the running executable.
+func selfPath() (string, error) {
+	if p, err := exec.LookPath(os.Args[0]); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, nil
+		}
+	}
+	return os.Executable()
 }

@@ -34,6 +34,7 @@ type runFlags struct {
 	startAt       string   // --start-at RFC 3339 time
 	metricsAddr   string   // --metrics-addr HOST:PORT: live Prometheus metrics
 	metricsPublic bool
+	procs         int // --procs N: run as N local shard processes (procs.go)
 }
 
 func newRunCmd() *cobra.Command {
@@ -73,6 +74,15 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 			if w, err = fl.target.apply(w); err != nil {
 				return err
 			}
+			if fl.procs < 0 || fl.procs > 64 {
+				return usagef("--procs %d: want 1 to 64 processes", fl.procs)
+			}
+			if fl.procs > 1 {
+				if fl.shard != "" || fl.startAt != "" {
+					return usagef("--procs shards the run itself; leave out --shard and --start-at")
+				}
+				return runProcs(cmd.Context(), a[0], w, fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			return run(cmd.Context(), w, fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -83,6 +93,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	f.StringVar(&fl.formats, "formats", strings.Join(results.Formats, ","), "companions written beside the JSON export: csv, hgrm, junit (comma-separated), or none")
 	f.StringArrayVar(&fl.thresholds, "threshold", nil, "a threshold judged at the end, e.g. 'probe.misattributed_errors == 0' (repeatable; adds to the workload's)")
 	f.StringArrayVar(&fl.abortOn, "threshold-abort", nil, "a threshold that stops the run as soon as it fails for good, e.g. 'overall.misattributed_errors < 10' (repeatable)")
+	f.IntVar(&fl.procs, "procs", 1, "run as this many shard processes on this machine, one progress view, exports merged")
 	f.StringVar(&fl.shard, "shard", "", "run one shard of the fleet: INDEX/COUNT, INDEX from 0 (e.g. 0/4 ... 3/4)")
 	f.StringVar(&fl.startAt, "start-at", "", "start the clients at this RFC 3339 time (align shards), e.g. 2026-01-02T15:04:05Z")
 	f.StringVar(&fl.metricsAddr, "metrics-addr", "", "serve live counters and histograms in Prometheus format at http://HOST:PORT/metrics")

@@ -103,6 +103,7 @@ type runData struct {
 	Damage                 template.HTML
 	Faults                 []faultWindow
 	NoTimeline             bool
+	Notes                  []string
 }
 
 type tableRow struct {
@@ -141,7 +142,7 @@ func runView(n int, r Run, open bool) (runData, error) {
 		N: n, File: r.File, Workload: e.Run.Workload, Hash: e.Run.WorkloadHash,
 		Start:    e.Run.Start.UTC().Format("2006-01-02 15:04:05Z"),
 		Duration: e.Run.End.Sub(e.Run.Start).Round(10 * time.Millisecond).String(),
-		Open:     open, Thresholds: e.Thresholds, Faults: faultWindows(e),
+		Open:     open, Thresholds: e.Thresholds, Faults: faultWindows(e), Notes: e.Run.Notes,
 	}
 	var status []string
 	if e.Run.Interrupted {
@@ -275,6 +276,8 @@ code { font-size: .85rem; }
 <details{{if .Open}} open{{end}}>
 <summary>Run #{{.N}}: {{.Workload}}, {{.Start}}</summary>
 <p class="muted"><code>{{.File}}</code> · workload hash <code>{{.Hash}}</code> · {{.Duration}} · {{.Status}}{{if .Shards}} · {{.Shards}}{{end}}</p>
+
+{{if .Notes}}<ul class="muted">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
 <h3>Thresholds</h3>
 {{if .Thresholds}}<table>
