@@ -98,18 +98,9 @@ func (e *External) AddProxy(ctx context.Context, name, upstream string) (string,
 
 // AddToxic implements Injector.
 func (e *External) AddToxic(ctx context.Context, proxy string, t Toxic) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if t.Name == "" {
-		return fmt.Errorf("faults: proxy %s: %s fault without a name", proxy, t.Type)
-	}
-	if err := ValidateToxic(t.Type, t.Attributes); err != nil {
-		return fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, t.Name, err)
-	}
-	stream, err := t.direction()
+	stream, err := t.check(ctx, proxy)
 	if err != nil {
-		return fmt.Errorf("faults: proxy %s: %w", proxy, err)
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

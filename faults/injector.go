@@ -61,3 +61,22 @@ func (t Toxic) direction() (string, error) {
 	}
 	return "", fmt.Errorf("fault %s: stream %q: must be %q or %q", t.Name, t.Stream, Downstream, Upstream)
 }
+
+// check is what every Injector verifies before applying t to a proxy: the run is still on, the
+// fault has a name, its type and attributes are valid; it returns t's stream.
+func (t Toxic) check(ctx context.Context, proxy string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if t.Name == "" {
+		return "", fmt.Errorf("faults: proxy %s: %s fault without a name", proxy, t.Type)
+	}
+	if err := ValidateToxic(t.Type, t.Attributes); err != nil {
+		return "", fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, t.Name, err)
+	}
+	stream, err := t.direction()
+	if err != nil {
+		return "", fmt.Errorf("faults: proxy %s: %w", proxy, err)
+	}
+	return stream, nil
+}

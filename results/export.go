@@ -267,7 +267,7 @@ func WriteFile(path string, e *Export) error {
 	if err := enc.Encode(e); err != nil {
 		return err
 	}
-	return writeAtomic(path, buf.Bytes())
+	return WriteAtomic(path, buf.Bytes())
 }
 
 // WriteFileWith writes a file atomically (as WriteFile does) with what write produces.
@@ -276,10 +276,12 @@ func WriteFileWith(path string, write func(w io.Writer) error) error {
 	if err := write(&buf); err != nil {
 		return err
 	}
-	return writeAtomic(path, buf.Bytes())
+	return WriteAtomic(path, buf.Bytes())
 }
 
-func writeAtomic(path string, data []byte) (err error) {
+// WriteAtomic writes data to path through a temporary file in the same directory, synced, then
+// renamed over path, so that a reader never sees half a file. Missing directories are made.
+func WriteAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err

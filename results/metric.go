@@ -73,7 +73,7 @@ func ParseMetric(s string) (Metric, error) {
 			}
 		}
 		return Metric{}, fmt.Errorf("unknown error kind %q; %suse errors (all kinds) or errors.KIND with KIND one of %s",
-			kind, suggest(kind, errorKinds()), strings.Join(errorKinds(), ", "))
+			kind, DidYouMean(kind, errorKinds()), strings.Join(errorKinds(), ", "))
 	}
 	hist, stat, hasStat := strings.Cut(s, ".")
 	for _, h := range metrics.Hists() {
@@ -98,7 +98,7 @@ func ParseMetric(s string) (Metric, error) {
 		return m, nil
 	}
 	return Metric{}, fmt.Errorf("unknown metric %q; %suse a counter (%s), errors, errors.KIND, retry_amplification, false_healthy_seconds, clients, or HISTOGRAM.STAT with HISTOGRAM one of %s",
-		s, suggest(s, MetricNames()), strings.Join(counterNames(), ", "), strings.Join(histNames(), ", "))
+		s, DidYouMean(s, MetricNames()), strings.Join(counterNames(), ", "), strings.Join(histNames(), ", "))
 }
 
 // parsePercentile reads "p99" (99), "p999" (99.9), "p9999" (99.99), "p99.9" (99.9), "p50", "p100".
@@ -329,42 +329,4 @@ func errorKinds() []string {
 		s = append(s, k.String())
 	}
 	return s
-}
-
-// suggest returns `did you mean "x"? ` for the closest name within a few typos, or "".
-func suggest(s string, names []string) string {
-	best, bestDist := "", 0
-	for _, n := range names {
-		d := editDistance(s, n)
-		if limit := max(1, len(n)/4); d <= limit && (best == "" || d < bestDist) {
-			best, bestDist = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("did you mean %q? ", best)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

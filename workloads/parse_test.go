@@ -356,16 +356,3 @@ func TestAliasCycle(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
-
-func TestDidYouMean(t *testing.T) {
-	allowed := []string{"session_ttl", "retention", "idle_timeout", "tools/list"}
-	for in, want := range map[string]string{
-		"sesion_ttl": "session_ttl", "SessionTTL": "session_ttl", "retension": "retention",
-		"idle": "idle_timeout", "tools_list": "tools/list", "zzz": "",
-	} {
-		got := didYouMean(in, allowed)
-		if want == "" && got != "" || want != "" && got != fmt.Sprintf("did you mean %q? ", want) {
-			t.Errorf("didYouMean(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

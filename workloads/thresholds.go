@@ -52,7 +52,7 @@ func (d *decoder) thresholds(f *field, groups []Group, groupsOK bool) []results.
 		}
 		if groupsOK && !scopes[th.Scope] {
 			d.errorf(node, path, "threshold %q is about group %q, which this workload does not have; %suse one of %s, or overall",
-				th.Expr, th.Scope, didYouMean(th.Scope, names), strings.Join(names, ", "))
+				th.Expr, th.Scope, results.DidYouMean(th.Scope, names), strings.Join(names, ", "))
 			continue
 		}
 		if prev, dup := seen[th.Expr]; dup {
