@@ -52,6 +52,7 @@ type Result struct {
 	HeapBytes        int64   `json:"heap_and_stack_growth_bytes"`
 	Goroutines       int     `json:"goroutines_growth"`
 	ProxyGoroutines  int     `json:"proxy_goroutines"`
+	ServerGoroutines int     `json:"server_goroutines,omitempty"` // an in-process server's (tests only)
 	FDs              int     `json:"fds_growth"`
 	Calls            int     `json:"calls"`
 	CallErrors       int     `json:"call_errors"`
@@ -64,7 +65,7 @@ type Result struct {
 // Per-session views of a result.
 func (r Result) RSSPerSession() float64 { return float64(r.RSSBytes) / float64(r.Sessions) }
 func (r Result) GoroutinesPerSession() float64 {
-	return float64(r.Goroutines-r.ProxyGoroutines) / float64(r.Sessions)
+	return float64(r.Goroutines-r.ProxyGoroutines-r.ServerGoroutines) / float64(r.Sessions)
 }
 func (r Result) FDsPerSession() float64 { return float64(r.FDs) / float64(r.Sessions) }
 
@@ -139,6 +140,7 @@ func run(ctx context.Context, o Options) (_ *Result, _ holder, cleanup func(), _
 	r.HeapBytes = held.heap - before.heap
 	r.Goroutines = held.goroutines - before.goroutines
 	r.ProxyGoroutines = held.proxyGoroutines - before.proxyGoroutines
+	r.ServerGoroutines = held.serverGoroutines - before.serverGoroutines
 	r.FDs = held.fds - before.fds
 
 	cpu0 := cpuTime()
@@ -332,6 +334,7 @@ func (h *sdkHolder) close() {
 type procSample struct {
 	rss, heap                   int64
 	goroutines, proxyGoroutines int
+	serverGoroutines            int
 	fds                         int
 }
 
@@ -356,17 +359,22 @@ func sample() procSample {
 		s.fds = len(ents)
 	}
 	s.proxyGoroutines = countGoroutines("toxiproxy")
+	// An HTTP server in this process (the reference server, in tests) is not the client's.
+	s.serverGoroutines = countGoroutines("net/http.(*conn).serve", "net/http.(*connReader).backgroundRead", "mcpchaos/target.")
 	return s
 }
 
-// countGoroutines counts goroutines whose stack mentions pkg.
-func countGoroutines(pkg string) int {
+// countGoroutines counts goroutines whose stack mentions any of marks.
+func countGoroutines(marks ...string) int {
 	buf := make([]byte, 64<<20)
 	n := runtime.Stack(buf, true)
 	count := 0
 	for g := range bytes.SplitSeq(buf[:n], []byte("\n\n")) {
-		if bytes.Contains(g, []byte(pkg)) {
-			count++
+		for _, m := range marks {
+			if bytes.Contains(g, []byte(m)) {
+				count++
+				break
+			}
 		}
 	}
 	return count
