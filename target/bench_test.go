@@ -26,7 +26,7 @@ func BenchmarkNotifyAll(b *testing.B) {
 	var buf []*session
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = srv.notifyAll(buf)
+		buf = srv.notifyAll(buf, -1)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sessions), "ns/session")
 }
@@ -81,7 +81,7 @@ func BenchmarkNotifyFanout(b *testing.B) {
 	}
 	for b.Loop() {
 		delivered.Add(streams)
-		inst.Server.notifyAll(nil)
+		inst.Server.notifyAll(nil, -1)
 		delivered.Wait()
 	}
 }

@@ -110,7 +110,7 @@ func TestPermissiveReplayLiesAfterDeath(t *testing.T) {
 
 	s := openStream(t, c.get(""))
 	s.next() // priming: the stream is registered
-	srv.notifyAll(nil)
+	srv.notifyAll(nil, -1)
 	seen := s.message()
 	if notificationSeq(t, seen.data) != 1 {
 		t.Fatalf("first notification %s", seen.data)
@@ -118,11 +118,11 @@ func TestPermissiveReplayLiesAfterDeath(t *testing.T) {
 	s.drop() // the load balancer's idle timeout
 	const emitted = 4
 	for range emitted - 1 { // notifications go on while no stream is open
-		srv.notifyAll(nil)
+		srv.notifyAll(nil, -1)
 	}
 
 	clock.Advance(ttl) // the session dies; its events stay for the retention
-	srv.notifyAll(nil) // dead sessions get nothing
+	srv.notifyAll(nil, -1) // dead sessions get nothing
 	if at, dead := srv.DeathTime(c.session); !dead || !at.Equal(born.Add(ttl)) {
 		t.Fatalf("DeathTime = %v, %v; want %v", at, dead, born.Add(ttl))
 	}

@@ -288,7 +288,7 @@ func TestResumeTakesTheStreamOver(t *testing.T) {
 	second := openStream(t, c.get(cursor))
 	second.next()
 	first.ends()
-	srv.notifyAll(nil)
+	srv.notifyAll(nil, -1)
 	if got := notificationSeq(t, second.message().data); got != 1 {
 		t.Fatalf("seq %d", got)
 	}

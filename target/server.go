@@ -191,14 +191,20 @@ func (s *Server) tick() {
 		tickers = append(tickers, t)
 		return t.C
 	}
-	notify, keepalive, reap := every(s.cfg.NotifyInterval), every(s.cfg.Keepalive), every(s.cfg.reapInterval())
+	// Notifications go out in notifySlots turns per interval, each session in its own turn, so
+	// that sessions' streams fall quiet (and load balancers cut them) at scattered moments, as
+	// they do behind real servers, not all in the same millisecond.
+	notify := every(s.cfg.NotifyInterval / notifySlots)
+	keepalive, reap := every(s.cfg.Keepalive), every(s.cfg.reapInterval())
 	var buf []*session
+	turn := 0
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-notify:
-			buf = s.notifyAll(buf)
+			buf = s.notifyAll(buf, turn)
+			turn = (turn + 1) % notifySlots
 		case <-keepalive:
 			s.logs.each(func(_ sessionKey, l *eventLog) { l.keepalive() })
 		case <-reap:
@@ -207,11 +213,17 @@ func (s *Server) tick() {
 	}
 }
 
-// notifyAll gives each live session one notifications/message on its GET
-// stream.
-func (s *Server) notifyAll(buf []*session) []*session {
+// notifySlots is how many turns an interval's notifications are spread over.
+const notifySlots = 8
+
+// notifyAll gives each live session whose turn it is (every one when turn < 0) one
+// notifications/message on its GET stream.
+func (s *Server) notifyAll(buf []*session, turn int) []*session {
 	now := s.now()
 	return s.sessions.each(buf, func(rec *session) {
+		if turn >= 0 && int(rec.key[0])%notifySlots != turn {
+			return
+		}
 		if _, dead := rec.deadSince(now, s.ttl); dead {
 			return
 		}
