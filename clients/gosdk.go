@@ -57,7 +57,7 @@ func (c *Client) runSDK(ctx context.Context) {
 		c.sdk = &sdkClient{byID: make(map[string]*held)}
 	}
 	c.mu.Unlock()
-	hc := &http.Client{Transport: &sdkObserver{base: c.f.ep.HTTP.Transport, c: c}}
+	hc := &http.Client{Transport: &sdkObserver{base: c.f.ep.HTTP.Transport, c: c}, CheckRedirect: c.f.ep.HTTP.CheckRedirect}
 	client := mcp.NewClient(&mcp.Implementation{Name: c.f.ep.ClientName, Version: "1"}, nil)
 	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
 	for ctx.Err() == nil {

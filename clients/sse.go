@@ -94,5 +94,8 @@ func retryDelay(ms int64, fallback, ceiling time.Duration) time.Duration {
 	if ms < 0 {
 		return fallback
 	}
+	if ms > int64(ceiling/time.Millisecond) { // also keeps ms*1e6 from overflowing
+		return ceiling
+	}
 	return min(time.Duration(ms)*time.Millisecond, ceiling)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"errors"
 	"io"
 	"mime"
 	"net"
@@ -88,14 +89,46 @@ func (s *streaming) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := w.Flush(); err != nil {
 		return fail(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, bufferSize), req)
+	// http.ReadResponse puts no bound on the header block (the transport's
+	// MaxResponseHeaderBytes does not reach here), so the reader under it has one until the
+	// headers are in.
+	lim := &headerLimit{r: conn, left: MaxHeaderBytes + bufferSize}
+	resp, err := http.ReadResponse(bufio.NewReaderSize(lim, bufferSize), req)
 	if err != nil {
+		if lim.left <= 0 {
+			err = &TooLargeError{What: "response header block", Limit: MaxHeaderBytes}
+		}
 		return fail(err)
 	}
+	lim.left = -1
 	_ = conn.SetDeadline(time.Time{})
 	resp.Body = &streamBody{ReadCloser: resp.Body, conn: conn, stop: stop}
 	return resp, nil
 }
+
+// headerLimit ends a reader after left bytes, until left is set negative (no limit). It is read
+// by one goroutine only.
+type headerLimit struct {
+	r    io.Reader
+	left int
+}
+
+func (l *headerLimit) Read(p []byte) (int, error) {
+	if l.left < 0 {
+		return l.r.Read(p)
+	}
+	if l.left == 0 {
+		return 0, errHeaderTooLarge
+	}
+	if len(p) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= n
+	return n, err
+}
+
+var errHeaderTooLarge = errors.New("response header block over its cap")
 
 // CloseIdleConnections reaches base's pool.
 func (s *streaming) CloseIdleConnections() { s.base.CloseIdleConnections() }

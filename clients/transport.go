@@ -86,16 +86,41 @@ func NewHTTPClient(c Conn) (*http.Client, error) {
 	t.Protocols = &p
 	var rt http.RoundTripper = Streaming(t) // held streams on connections of their own
 	if len(c.Header) > 0 {
-		rt = &headerTransport{base: rt, header: c.Header.Clone()}
+		rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: secretsOf(c.Header)}
 	}
-	return &http.Client{Transport: rt}, nil
+	return &http.Client{Transport: rt, CheckRedirect: SameOrigin(c.URL)}, nil
 }
+
+// maxRedirects bounds a chain of same-origin redirects (a loop ends here).
+const maxRedirects = 5
+
+// SameOrigin is an http.Client CheckRedirect that follows a redirect only to the target's own
+// origin (scheme, host and port), at most maxRedirects times. A server under test must not be
+// able to send the tool, its headers (tokens) and its load to another host.
+func SameOrigin(target *url.URL) func(*http.Request, []*http.Request) error {
+	origin := target.Scheme + "://" + HostPort(target)
+	return func(req *http.Request, via []*http.Request) error {
+		if o := req.URL.Scheme + "://" + HostPort(req.URL); o != origin {
+			return &RedirectError{Reason: "to another origin, " + o}
+		}
+		if len(via) > maxRedirects {
+			return &RedirectError{Reason: fmt.Sprintf("more than %d in a row", maxRedirects)}
+		}
+		return nil
+	}
+}
+
+// RedirectError is a redirect the client refused to follow.
+type RedirectError struct{ Reason string }
+
+func (e *RedirectError) Error() string { return "redirect refused: " + e.Reason }
 
 // headerTransport adds the target's extra headers to every request, ours and those of clients
 // mcpchaos does not write (the Go SDK's).
 type headerTransport struct {
-	base   http.RoundTripper
-	header http.Header
+	base    http.RoundTripper
+	header  http.Header
+	secrets [][]byte // cut out of response bodies (redact.go)
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -103,7 +128,11 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for k, vs := range h.header {
 		r.Header[k] = append([]string(nil), vs...)
 	}
-	return h.base.RoundTrip(r)
+	resp, err := h.base.RoundTrip(r)
+	if err == nil && len(h.secrets) > 0 {
+		resp.Body = &redactBody{r: resp.Body, secrets: h.secrets}
+	}
+	return resp, err
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the pool.

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -57,18 +58,26 @@ type Endpoint struct {
 // are small because MCP messages here are small, and each held stream pays for them.
 func NewTransport(maxConns int) *http.Transport {
 	return &http.Transport{
-		Proxy:                 nil, // loopback proxies are in the URL; never an environment proxy
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          maxConns,
-		MaxIdleConnsPerHost:   maxConns,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: 0, // per request, through its context
-		DisableCompression:    true,
-		ReadBufferSize:        2 << 10,
-		WriteBufferSize:       2 << 10,
-		ForceAttemptHTTP2:     false,
+		Proxy:                  nil, // loopback proxies are in the URL; never an environment proxy
+		DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:           maxConns,
+		MaxIdleConnsPerHost:    maxConns,
+		IdleConnTimeout:        90 * time.Second,
+		ResponseHeaderTimeout:  0, // per request, through its context
+		MaxResponseHeaderBytes: MaxHeaderBytes,
+		DisableCompression:     true,
+		ReadBufferSize:         2 << 10,
+		WriteBufferSize:        2 << 10,
+		ForceAttemptHTTP2:      false,
 	}
 }
+
+// MaxHeaderBytes caps a response's header block, on pooled connections and held streams alike.
+const MaxHeaderBytes = 64 << 10
+
+// maxSessionID caps the length of a session id the client accepts: it is sent back on every
+// request, so a huge one would cost every request of the session.
+const maxSessionID = 1 << 10
 
 // Reply is what the server answered to one request.
 type Reply struct {
@@ -120,10 +129,27 @@ func (ep *Endpoint) Initialize(ctx context.Context) (*Session, *Reply, error) {
 	}
 	s.Protocol = res.ProtocolVersion
 	s.ID = hdr.Get("Mcp-Session-Id")
+	if err := checkSessionID(s.ID); err != nil {
+		return nil, rep, err
+	}
 	if _, _, err := s.post(ctx, "notifications/initialized", nil, false); err != nil {
 		return nil, rep, err
 	}
 	return s, rep, nil
+}
+
+// checkSessionID enforces the transport's rule for session ids (visible ASCII, 0x21 to 0x7E)
+// and the client's cap on their length.
+func checkSessionID(id string) error {
+	if len(id) > maxSessionID {
+		return &BadSessionIDError{Reason: fmt.Sprintf("%d bytes long, over the cap of %d", len(id), maxSessionID)}
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < 0x21 || id[i] > 0x7e {
+			return &BadSessionIDError{Reason: fmt.Sprintf("byte 0x%02x at offset %d is not visible ASCII", id[i], i)}
+		}
+	}
+	return nil
 }
 
 // Call sends a request and waits for its response.
@@ -286,6 +312,9 @@ func (r *Reply) takeEvent(data []byte, id jsonrpc.ID) (done bool, err error) {
 		if m.ID != id {
 			return false, &ProtocolError{Msg: fmt.Sprintf("response id %v does not match request id %v", m.ID.Raw(), id.Raw())}
 		}
+		if m.Error != nil && m.Result != nil {
+			return false, &ProtocolError{Msg: "response has both a result and an error"}
+		}
 		if m.Error != nil {
 			var we *jsonrpc.Error
 			if errors.As(m.Error, &we) {
@@ -336,9 +365,11 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 	// The request timeout bounds the wait for headers only; an open stream may idle for long.
 	headers := time.AfterFunc(s.ep.RequestTimeout, cancel)
 	resp, err := s.ep.HTTP.Do(req)
-	if !headers.Stop() && err == nil {
-		err = context.DeadlineExceeded
-		drain(resp.Body)
+	if !headers.Stop() { // the wait for headers outlived the request timeout
+		if err == nil {
+			drain(resp.Body)
+		}
+		err = fmt.Errorf("GET stream: no response headers within %v: %w", s.ep.RequestTimeout, context.DeadlineExceeded)
 	}
 	if err != nil {
 		cancel()
@@ -346,18 +377,20 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 	}
 	st := &Stream{Status: resp.StatusCode, resp: resp, cancel: cancel}
 	st.retry.Store(-1)
-	if resp.StatusCode != http.StatusOK {
-		st.Body = snippet(resp.Body)
-		st.Close()
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
 		return st, nil
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct != "text/event-stream" {
-		st.Body = snippet(resp.Body)
-		st.Close()
-		return st, &ProtocolError{Msg: fmt.Sprintf("GET stream has content type %q", ct)}
+	// Not a stream: the start of its body, for the report, within the request timeout too (a
+	// body that never comes must not hold the client).
+	body := time.AfterFunc(s.ep.RequestTimeout, cancel)
+	st.Body = snippet(resp.Body)
+	body.Stop()
+	st.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, nil
 	}
-	return st, nil
+	return st, &ProtocolError{Msg: fmt.Sprintf("GET stream has content type %q", ct)}
 }
 
 // Events yields the stream's events until it ends. The error is nil when the server closed
@@ -406,6 +439,11 @@ type ProtocolError struct{ Msg string }
 
 func (e *ProtocolError) Error() string { return "protocol: " + e.Msg }
 
+// BadSessionIDError is a session id the client refuses to send back.
+type BadSessionIDError struct{ Reason string }
+
+func (e *BadSessionIDError) Error() string { return "bad session id: " + e.Reason }
+
 // TooLargeError is a body or event over its cap.
 type TooLargeError struct {
 	What  string
@@ -429,9 +467,15 @@ func Kind(err error) metrics.ErrorKind {
 		pe *ProtocolError
 		te *TooLargeError
 		se *StatusError
+		re *RedirectError
+		be *BadSessionIDError
 		ne net.Error
 	)
 	switch {
+	case errors.As(err, &re):
+		return metrics.ErrRedirect
+	case errors.As(err, &be):
+		return metrics.ErrBadSessionID
 	case errors.As(err, &te):
 		return metrics.ErrTooLarge
 	case errors.As(err, &pe):
@@ -448,6 +492,9 @@ func Kind(err error) metrics.ErrorKind {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Op == "dial" {
 		return metrics.ErrConnect
+	}
+	if strings.Contains(err.Error(), "server response headers exceeded") {
+		return metrics.ErrTooLarge // net/http's MaxResponseHeaderBytes; its error is not exported
 	}
 	return metrics.ErrOther
 }

@@ -103,17 +103,19 @@ func NewHistogram() *hdrhistogram.Histogram {
 type ErrorKind int
 
 const (
-	ErrConnect  ErrorKind = iota // dial refused or failed
-	ErrTimeout                   // a request or read deadline passed
-	ErrReset                     // connection reset or closed mid-response
-	ErrStatus                    // an HTTP status that is neither success nor a dead-session status
-	ErrProtocol                  // a body that is not valid JSON-RPC or SSE, a wrong id, a missing header
-	ErrTooLarge                  // a body or event over its size cap
+	ErrConnect      ErrorKind = iota // dial refused or failed
+	ErrTimeout                       // a request or read deadline passed
+	ErrReset                         // connection reset or closed mid-response
+	ErrStatus                        // an HTTP status that is neither success nor a dead-session status
+	ErrProtocol                      // a body that is not valid JSON-RPC or SSE, a wrong id, a missing header
+	ErrTooLarge                      // a body, event, header block or line over its size cap
+	ErrRedirect                      // a redirect off the target's origin, or too many of them
+	ErrBadSessionID                  // a session id that is too long or not visible ASCII
 	ErrOther
 	numErrorKinds
 )
 
-var errorNames = [numErrorKinds]string{"connect", "timeout", "reset", "status", "protocol", "too_large", "other"}
+var errorNames = [numErrorKinds]string{"connect", "timeout", "reset", "status", "protocol", "too_large", "redirect", "bad_session_id", "other"}
 
 func (k ErrorKind) String() string { return errorNames[k] }
 

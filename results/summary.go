@@ -40,7 +40,7 @@ var summaryRows = []struct {
 	{"tool call latency p50 / p99", latency("tool_call_latency")},
 	{"transport errors", func(g *Group) string {
 		var parts []string
-		for _, k := range []string{"connect", "timeout", "reset", "status", "protocol", "too_large", "other"} {
+		for _, k := range errorKinds() {
 			if n := g.Errors[k]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", k, n))
 			}

@@ -121,7 +121,7 @@ func TestPermissiveReplayLiesAfterDeath(t *testing.T) {
 		srv.notifyAll(nil, -1)
 	}
 
-	clock.Advance(ttl) // the session dies; its events stay for the retention
+	clock.Advance(ttl)     // the session dies; its events stay for the retention
 	srv.notifyAll(nil, -1) // dead sessions get nothing
 	if at, dead := srv.DeathTime(c.session); !dead || !at.Equal(born.Add(ttl)) {
 		t.Fatalf("DeathTime = %v, %v; want %v", at, dead, born.Add(ttl))

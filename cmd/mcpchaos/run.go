@@ -190,6 +190,9 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	r := &runner{w: w, proxies: make(map[string]string)}
 	defer r.close()
 	if err := r.setUp(ctx); err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted // interrupted while setting up: nothing ran, nothing to export
+		}
 		return err
 	}
 

@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -12,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcpchaos/mcpchaos/faults/toxiproxytest"
+	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/target"
 )
 
@@ -131,4 +139,99 @@ func cmdSigterm(ts *testscript.TestScript, neg bool, args []string) {
 			_ = c.Process.Signal(syscall.SIGTERM)
 		}
 	}
+}
+
+// checkexport FILE: FILE is a whole export of an interrupted run, and none of its proxies
+// still accepts connections.
+func cmdCheckExport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: checkexport FILE")
+	}
+	exp, err := results.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if !exp.Run.Interrupted {
+		ts.Fatalf("%s is not marked interrupted", args[0])
+	}
+	if len(exp.Run.Proxies) == 0 {
+		ts.Fatalf("%s names no proxies", args[0])
+	}
+	for g, addr := range exp.Run.Proxies {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			ts.Fatalf("group %s: proxy %s still accepts connections", g, addr)
+		}
+	}
+}
+
+// freeaddr VAR: a loopback address with a port free right now, in $VAR.
+func cmdFreeAddr(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeaddr VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	ts.Setenv(args[0], l.Addr().String())
+	ts.Check(l.Close())
+}
+
+// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 20 s) until its body
+// matches REGEXP: a way to know a background run has got to a given point.
+func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitmetrics URL REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	hc := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		if resp, err := hc.Get(args[0]); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if re.Match(body) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // a bounded poll
+	}
+	ts.Fatalf("%s never matched %q", args[0], args[1])
+}
+
+// echoserver VAR: a server on loopback, its URL in $VAR, that answers every request 401 with
+// the request's Authorization header in the body: a server that reflects a token back.
+func cmdEchoServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: echoserver VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unauthorized: "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	ts.Defer(func() { _ = srv.Close() })
+	ts.Setenv(args[0], "http://"+l.Addr().String()+"/mcp")
+}
+
+// nosecret VALUE: no file under the script's work directory contains VALUE.
+func cmdNoSecret(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 || args[0] == "" {
+		ts.Fatalf("usage: nosecret VALUE")
+	}
+	n := 0
+	err := filepath.WalkDir(ts.Getenv("WORK"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		n++
+		if bytes.Contains(data, []byte(args[0])) {
+			ts.Fatalf("%s contains the secret", p)
+		}
+		return nil
+	})
+	ts.Check(err)
+	ts.Logf("%d files checked", n)
 }

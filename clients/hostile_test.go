@@ -1,0 +1,555 @@
+package clients
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/target"
+)
+
+// hostile is an MCP server that misbehaves in one way per path: /<behaviour>. Initialize is
+// answered properly (with a session id) unless the behaviour is about initialize, so that the
+// misbehaviour reaches the request it is about. elsewhere counts requests that a redirect off
+// the origin would have sent to another host.
+type hostile struct {
+	srv       *httptest.Server
+	elsewhere *httptest.Server
+	offOrigin atomic.Int64
+}
+
+// Behaviours that act on every request of a session, initialize included.
+var beforeInit = map[string]bool{
+	"redirect-off-origin": true, "redirect-loop": true, "trickle-headers": true, "huge-header": true,
+	"huge-session-id": true, "control-session-id": true, "never-answered": true,
+}
+
+func newHostile(t *testing.T) *hostile {
+	t.Helper()
+	h := &hostile{}
+	h.elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.offOrigin.Add(1)
+	}))
+	t.Cleanup(h.elsewhere.Close)
+	gzipBomb() // built before any client waits for it
+	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	t.Cleanup(func() {
+		h.srv.CloseClientConnections()
+		h.srv.Close()
+	})
+	return h
+}
+
+func (h *hostile) url(behaviour string) string { return h.srv.URL + "/" + behaviour }
+
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func (h *hostile) serve(w http.ResponseWriter, r *http.Request) {
+	b := strings.TrimPrefix(r.URL.Path, "/")
+	var m rpcMsg
+	if r.Method == http.MethodPost {
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&m)
+	}
+	if r.Method == http.MethodDelete {
+		return
+	}
+	if !beforeInit[b] && r.Method == http.MethodPost && m.Method != "" && m.Method != "ping" && m.Method != "tools/call" {
+		if m.ID == nil {
+			w.WriteHeader(http.StatusAccepted) // notifications/initialized
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "s-1")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"hostile","version":"1"}}}`, m.ID, Protocol20251125)
+		return
+	}
+	sse := func() {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+	}
+	ctx := r.Context()
+	switch b {
+	case "giant-event": // one event of many lines, never finished
+		sse()
+		line := []byte("data: " + strings.Repeat("x", 1000) + "\n")
+		for i := 0; i < 64<<10 && ctx.Err() == nil; i++ { // at most 64 MB
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	case "endless-line":
+		sse()
+		_, _ = io.WriteString(w, "data: ")
+		chunk := bytes.Repeat([]byte("y"), 32<<10)
+		for i := 0; i < 2<<10 && ctx.Err() == nil; i++ { // at most 64 MB
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	case "trickle-headers", "trickle-stream-headers":
+		conn, bw := hijack(w)
+		defer conn.Close()
+		resp := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: " + strings.Repeat("z", 1000)
+		for i := range len(resp) {
+			if bw.WriteByte(resp[i]) != nil || bw.Flush() != nil {
+				return
+			}
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+		}
+	case "never-answered", "never-answered-stream":
+		<-ctx.Done()
+	case "stalled-sse-reply": // a notification, then nothing
+		sse()
+		_, _ = io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-ctx.Done()
+	case "html":
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = io.WriteString(w, "<html><body>Bad gateway</body></html>")
+	case "no-content-type":
+		w.Header()["Content-Type"] = nil // no sniffing either
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	case "not-json":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "this is not JSON")
+	case "not-json-sse":
+		sse()
+		_, _ = io.WriteString(w, "data: <<<not json>>>\n\n")
+	case "wrong-id":
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":987654,"result":{}}`)
+	case "result-and-error":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{},"error":{"code":-32603,"message":"both"}}`, m.ID)
+	case "no-version":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":%s,"result":{}}`, m.ID)
+	case "storm-500":
+		w.Header().Set("Retry-After", "999999999")
+		http.Error(w, "storm", http.StatusInternalServerError)
+	case "storm-429":
+		w.Header().Set("Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	case "redirect-off-origin":
+		http.Redirect(w, r, h.elsewhere.URL+"/mcp", http.StatusTemporaryRedirect)
+	case "redirect-loop":
+		http.Redirect(w, r, "/redirect-loop", http.StatusTemporaryRedirect)
+	case "gzip-bomb", "gzip-bomb-sse":
+		w.Header().Set("Content-Encoding", "gzip")
+		if b == "gzip-bomb" {
+			w.Header().Set("Content-Type", "application/json")
+		} else {
+			w.Header().Set("Content-Type", "text/event-stream")
+		}
+		_, _ = w.Write(gzipBomb())
+	case "reset-mid-event":
+		conn, bw := hijack(w)
+		_, _ = io.WriteString(bw, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+		ev := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"meth"
+		fmt.Fprintf(bw, "%x\r\n%s\r\n", len(ev), ev)
+		_ = bw.Flush()
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0) // RST, not FIN
+		}
+		conn.Close()
+	case "huge-header":
+		w.Header().Set("X-Huge", strings.Repeat("h", 200<<10))
+		w.Header().Set("Content-Type", "text/event-stream")
+	case "huge-session-id":
+		w.Header().Set("Mcp-Session-Id", strings.Repeat("s", 8<<10))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q}}`, m.ID, Protocol20251125)
+	case "control-session-id":
+		w.Header().Set("Mcp-Session-Id", "abc\tdef")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q}}`, m.ID, Protocol20251125)
+	case "event-ids": // backwards, repeated, then emptied; then the stream ends
+		sse()
+		_, _ = io.WriteString(w, "id: 5\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"c\"}\n\nid\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"d\"}\n\n")
+	case "absurd-retry":
+		sse()
+		_, _ = io.WriteString(w, "retry: 9223372036854775807\n\n")
+	case "get-405":
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	case "get-409":
+		w.WriteHeader(http.StatusConflict)
+	case "get-409-body-never-sent": // promises a body, sends none
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusConflict)
+			w.(http.Flusher).Flush()
+			<-ctx.Done()
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func hijack(w http.ResponseWriter) (net.Conn, *bufio.ReadWriter) {
+	conn, bw, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	return conn, bw
+}
+
+var (
+	bombOnce sync.Once
+	bomb     []byte
+)
+
+// gzipBomb inflates to 1 GiB of zeros: 64 gzip members of 16 MiB each (a gzip stream may hold
+// many), about 1 MB on the wire and quick to build.
+func gzipBomb() []byte {
+	bombOnce.Do(func() {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(make([]byte, 16<<20))
+		_ = zw.Close()
+		bomb = bytes.Repeat(buf.Bytes(), 64)
+	})
+	return bomb
+}
+
+// hostileEndpoint reaches one behaviour through the HTTP client the tool builds for targets.
+func hostileEndpoint(t *testing.T, raw string) *Endpoint {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := NewHTTPClient(Conn{URL: u, MaxConns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Endpoint{URL: raw, HTTP: hc, Protocol: Protocol20251125, RequestTimeout: 400 * time.Millisecond,
+		MaxBody: 64 << 10, MaxEvent: 64 << 10, ClientName: "hostile-test"}
+}
+
+// Each misbehaviour is seen, classified, bounded in time, and survives.
+func TestHostileServer(t *testing.T) {
+	h := newHostile(t)
+	ctx := context.Background()
+	// op: what the client does against the behaviour. An answer that is not a success counts
+	// as a status error, as the fleet counts it.
+	initOnly := func(ep *Endpoint) error {
+		_, _, err := ep.Initialize(ctx)
+		return err
+	}
+	call := func(ep *Endpoint) error {
+		s, _, err := ep.Initialize(ctx)
+		if err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+		rep, err := s.Ping(ctx)
+		if err == nil && rep.Status/100 != 2 {
+			err = &StatusError{Status: rep.Status}
+		}
+		return err
+	}
+	stream := func(ep *Endpoint) error {
+		s, _, err := ep.Initialize(ctx)
+		if err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+		st, err := s.OpenStream(ctx, "")
+		if err != nil {
+			return err
+		}
+		if st.Status != http.StatusOK {
+			return &StatusError{Status: st.Status}
+		}
+		defer st.Close()
+		for _, err := range st.Events(ep.MaxEvent) {
+			if err != nil {
+				return classifyRead(err, ep.MaxEvent)
+			}
+		}
+		return nil
+	}
+	cases := []struct {
+		behaviour string
+		op        func(*Endpoint) error
+		want      metrics.ErrorKind
+	}{
+		{"giant-event", stream, metrics.ErrTooLarge},
+		{"giant-event", call, metrics.ErrTooLarge}, // as the SSE reply to a POST
+		{"endless-line", stream, metrics.ErrTooLarge},
+		{"endless-line", call, metrics.ErrTooLarge},
+		{"trickle-headers", initOnly, metrics.ErrTimeout},
+		{"never-answered", initOnly, metrics.ErrTimeout},
+		{"trickle-stream-headers", stream, metrics.ErrTimeout}, // a held stream's wait for headers
+		{"never-answered-stream", stream, metrics.ErrTimeout},
+		{"stalled-sse-reply", call, metrics.ErrTimeout},
+		{"html", call, metrics.ErrProtocol},
+		{"html", stream, metrics.ErrProtocol},
+		{"no-content-type", call, metrics.ErrProtocol},
+		{"not-json", call, metrics.ErrProtocol},
+		{"not-json-sse", call, metrics.ErrProtocol},
+		{"wrong-id", call, metrics.ErrProtocol},
+		{"result-and-error", call, metrics.ErrProtocol},
+		{"no-version", call, metrics.ErrProtocol},
+		{"storm-500", call, metrics.ErrStatus},
+		{"storm-429", call, metrics.ErrStatus},
+		{"redirect-off-origin", initOnly, metrics.ErrRedirect},
+		{"redirect-loop", initOnly, metrics.ErrRedirect},
+		{"gzip-bomb", call, metrics.ErrTooLarge}, // never inflated (the client asks for no encoding): over MaxBody
+		{"gzip-bomb-sse", call, metrics.ErrTooLarge},
+		{"reset-mid-event", stream, metrics.ErrReset},
+		{"huge-header", initOnly, metrics.ErrTooLarge},
+		{"huge-header", stream, metrics.ErrTooLarge},
+		{"huge-session-id", initOnly, metrics.ErrBadSessionID},
+		{"control-session-id", initOnly, metrics.ErrBadSessionID},
+		{"get-405", stream, metrics.ErrStatus},
+		{"get-409", stream, metrics.ErrStatus},
+		{"get-409-body-never-sent", stream, metrics.ErrStatus},
+	}
+	for _, c := range cases {
+		t.Run(c.behaviour, func(t *testing.T) {
+			t.Parallel()
+			ep := hostileEndpoint(t, h.url(c.behaviour))
+			start := time.Now()
+			err := c.op(ep)
+			took := time.Since(start)
+			if err == nil {
+				t.Fatalf("no error")
+			}
+			if k := Kind(err); k != c.want {
+				t.Errorf("classified %s, want %s (error: %.300v)", k, c.want, err)
+			}
+			// Every wait is bounded by the request timeout (initialize, then the request).
+			if limit := 3*ep.RequestTimeout + time.Second; took > limit {
+				t.Errorf("took %v, over %v", took, limit)
+			}
+		})
+	}
+	if n := h.offOrigin.Load(); n != 0 {
+		t.Errorf("%d requests followed a redirect to another origin", n)
+	}
+}
+
+// Cursors follow the server's ids whatever they do, and an absurd retry: cannot park a client.
+func TestHostileEventIDsAndRetry(t *testing.T) {
+	h := newHostile(t)
+	ctx := context.Background()
+	ep := hostileEndpoint(t, h.url("event-ids"))
+	s, _, err := ep.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.OpenStream(ctx, "")
+	if err != nil || st.Status != 200 {
+		t.Fatalf("open: %v %+v", err, st)
+	}
+	var cursors []string
+	for ev, err := range st.Events(ep.MaxEvent) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursors = append(cursors, ev.Cursor)
+	}
+	st.Close()
+	if got := strings.Join(cursors, ","); got != "5,3,3," {
+		t.Errorf("cursors %q, want 5,3,3, (an empty id: resets the cursor)", got)
+	}
+
+	ep = hostileEndpoint(t, h.url("absurd-retry"))
+	s, _, err = ep.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = s.OpenStream(ctx, "")
+	if err != nil || st.Status != 200 {
+		t.Fatalf("open: %v %+v", err, st)
+	}
+	for _, err := range st.Events(ep.MaxEvent) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	if st.Retry() != 9223372036854775807 {
+		t.Fatalf("retry %d", st.Retry())
+	}
+	for _, ms := range []int64{st.Retry(), 1 << 62, 9223372036854, 5000} {
+		if d := retryDelay(ms, 100*time.Millisecond, time.Second); d != time.Second {
+			t.Errorf("retry %d ms: delay %v, want the 1s ceiling", ms, d)
+		}
+	}
+}
+
+// A fleet against the hostile server: errors are counted by kind, memory stays bounded, the
+// run ends promptly when its context does, and a fleet against a healthy server beside it is
+// not held up.
+func TestHostileFleetBounded(t *testing.T) {
+	h := newHostile(t)
+	good := startTarget(t, target.Config{SessionTTL: time.Minute})
+	pol, err := NewPolicy("probe", PolicyConfig{Retries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := GroupConfig{Clients: 2, Policy: pol, Probe: "ping", DeadStatuses: []int{404}, RetryBackoff: 10 * time.Millisecond,
+		CallEvery: 20 * time.Millisecond, Tool: "echo", ReconnectDelay: 10 * time.Millisecond, ReconnectMax: 50 * time.Millisecond}
+	always := func(time.Duration) bool { return true }
+	nobody := TruthFunc(func(string) (time.Time, bool) { return time.Time{}, false })
+
+	behaviours := []string{"giant-event", "endless-line", "gzip-bomb-sse", "huge-header", "storm-500", "storm-429",
+		"reset-mid-event", "stalled-sse-reply", "redirect-off-origin", "huge-session-id", "absurd-retry", "get-409"}
+	var peak atomic.Uint64
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var recs []*metrics.Group
+	var fleets []*Fleet
+	for _, b := range behaviours {
+		rec := metrics.NewGroup(b, "probe", cfg.Clients)
+		recs = append(recs, rec)
+		c := cfg
+		c.Name = b
+		fleets = append(fleets, NewFleet(c, hostileEndpoint(t, h.url(b)), rec, nobody, always))
+	}
+	// The official Go SDK's client (policy gosdk) on the same transport.
+	sdkPol, err := NewPolicy("gosdk", PolicyConfig{Retries: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sdkRecs []*metrics.Group
+	for _, b := range []string{"giant-event", "redirect-off-origin", "stalled-sse-reply", "huge-header"} {
+		rec := metrics.NewGroup("sdk-"+b, "gosdk", cfg.Clients)
+		sdkRecs = append(sdkRecs, rec)
+		c := cfg
+		c.Name, c.Policy = "sdk-"+b, sdkPol
+		fleets = append(fleets, NewFleet(c, hostileEndpoint(t, h.url(b)), rec, nobody, always))
+	}
+	goodRec := metrics.NewGroup("good", "probe", cfg.Clients)
+	gc := cfg
+	gc.Name = "good"
+	fleets = append(fleets, NewFleet(gc, hostileEndpoint(t, good.URL), goodRec, nobody, always))
+	// The baseline includes the recorders' histograms (allocated up front, a fixed cost per
+	// group), so that what grows is what the servers' behaviour made the clients hold.
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for _, f := range fleets {
+		wg.Go(func() { f.Run(ctx, time.Now()) })
+	}
+
+	// Watch the heap while the fleets run, until the healthy fleet has made calls and every
+	// hostile group has seen errors (a bounded poll).
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var ms runtime.MemStats
+		runtime.GC() // live heap, not garbage awaiting collection
+		runtime.ReadMemStats(&ms)
+		if ms.HeapInuse > peak.Load() {
+			peak.Store(ms.HeapInuse)
+		}
+		ready := goodRec.Get(metrics.ToolCallsOK) >= 5
+		for _, r := range recs[:len(recs)-1] { // absurd-retry and get-409 below
+			ready = ready && totalErrors(r) > 0
+		}
+		if ready {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling, not synchronising
+	}
+	cancel()
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("fleets did not stop within 5s of the end of the run")
+	}
+	for i, r := range recs {
+		b := behaviours[i]
+		var kinds []string
+		for k := range metrics.ErrOther + 1 {
+			if n := r.Errors(k); n > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s=%d", k, n))
+			}
+		}
+		t.Logf("%-20s %v", b, kinds)
+	}
+	for _, r := range sdkRecs {
+		t.Logf("%-20s errors %d, sessions started %d", r.Name, totalErrors(r), r.Get(metrics.SessionsStarted))
+	}
+	if n := goodRec.Get(metrics.ToolCallsOK); n < 5 {
+		t.Errorf("healthy fleet beside the hostile ones made %d tool calls", n)
+	}
+	want := map[string]metrics.ErrorKind{
+		"giant-event": metrics.ErrTooLarge, "endless-line": metrics.ErrTooLarge, "huge-header": metrics.ErrTooLarge,
+		"storm-500": metrics.ErrStatus, "storm-429": metrics.ErrStatus, "redirect-off-origin": metrics.ErrRedirect,
+		"huge-session-id": metrics.ErrBadSessionID, "reset-mid-event": metrics.ErrReset, "stalled-sse-reply": metrics.ErrTimeout,
+	}
+	for i, b := range behaviours {
+		if k, ok := want[b]; ok && recs[i].Errors(k) == 0 {
+			t.Errorf("%s: no %s errors counted", b, k)
+		}
+	}
+	if h.offOrigin.Load() != 0 {
+		t.Errorf("a redirect was followed off the origin")
+	}
+	// 64 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
+	// heap must not have grown by anything like that. The caps allow about 64 KiB per event,
+	// body and header block in flight; measured growth is about 15 MB with our clients and
+	// 25 MB with the Go SDK's clients added (its reconnecting streams hold more).
+	const bound = 48 << 20
+	if grew := int64(peak.Load()) - int64(before.HeapInuse); grew > bound {
+		t.Errorf("heap in use grew by %d MB during the run, over %d MB", grew>>20, bound>>20)
+	}
+	t.Logf("heap in use: %d MB before, %d MB peak", before.HeapInuse>>20, peak.Load()>>20)
+}
+
+func totalErrors(r *metrics.Group) int64 {
+	var n int64
+	for k := range metrics.ErrOther + 1 {
+		n += r.Errors(k)
+	}
+	return n
+}
+
+func TestSameOrigin(t *testing.T) {
+	target, _ := url.Parse("https://mcp.example.com/mcp")
+	check := SameOrigin(target)
+	for _, c := range []struct {
+		to   string
+		via  int
+		want bool
+	}{
+		{"https://mcp.example.com/v2/mcp", 1, true},
+		{"https://mcp.example.com:443/mcp", 1, true},
+		{"https://mcp.example.com:8443/mcp", 1, false},
+		{"http://mcp.example.com/mcp", 1, false},
+		{"https://evil.example.com/mcp", 1, false},
+		{"https://mcp.example.com/mcp", maxRedirects + 1, false},
+	} {
+		u, _ := url.Parse(c.to)
+		err := check(&http.Request{URL: u}, make([]*http.Request, c.via))
+		if (err == nil) != c.want {
+			t.Errorf("%s after %d: %v", c.to, c.via, err)
+		}
+	}
+}
