@@ -85,6 +85,7 @@ type Reply struct {
 	Result        json.RawMessage // the JSON-RPC result, when there is one
 	RPCError      *jsonrpc.Error  // the JSON-RPC error, when there is one
 	Notifications int             // server messages that came before the response (SSE replies)
+	Resumed       int             // times the SSE reply was resumed with GET + Last-Event-ID
 	Body          string          // the start of a non-JSON-RPC body, for error reports
 }
 
@@ -267,16 +268,27 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 		}
 		return rep, resp.Header, rep.take(data, msg.ID)
 	case "text/event-stream":
-		for ev, err := range readEvents(resp.Body, s.ep.MaxEvent, nil) {
-			if err != nil {
-				return rep, resp.Header, classifyRead(err, s.ep.MaxEvent)
+		var retry atomic.Int64
+		retry.Store(-1)
+		cursor := ""
+		done, err := rep.readReply(resp.Body, s.ep.MaxEvent, msg.ID, &cursor, &retry)
+		// The server may close a reply's connection once it has sent an event id; the client
+		// then resumes the reply with GET + Last-Event-ID after the server's retry delay
+		// (2025-11-25). A reply without ids, or a session without an id, cannot be resumed.
+		for tries := 0; !done && resumable(err) && cursor != "" && s.ID != "" && tries < maxResumes && ctx.Err() == nil; tries++ {
+			if !sleep(ctx, retryDelay(retry.Load(), 0, s.ep.RequestTimeout/4)) {
+				break
 			}
-			if ev.Data == "" {
-				continue // priming event
+			st, oerr := s.OpenStream(ctx, cursor)
+			if oerr != nil || st.Status != http.StatusOK {
+				break
 			}
-			if done, err := rep.takeEvent([]byte(ev.Data), msg.ID); done || err != nil {
-				return rep, resp.Header, err
-			}
+			rep.Resumed++
+			done, err = rep.readReply(st.resp.Body, s.ep.MaxEvent, msg.ID, &cursor, &retry)
+			st.Close()
+		}
+		if done || err != nil {
+			return rep, resp.Header, err
 		}
 		if ctx.Err() != nil {
 			return rep, resp.Header, ctx.Err()
@@ -286,6 +298,37 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 		rep.Body = snippet(resp.Body)
 		return rep, resp.Header, &ProtocolError{Msg: fmt.Sprintf("reply to %s has content type %q", method, ct)}
 	}
+}
+
+// maxResumes bounds how often one request's SSE reply is resumed after its connection closed.
+const maxResumes = 2
+
+// readReply reads an SSE reply (or its resumption) until the response to id, tracking the
+// reply's cursor and retry value.
+func (r *Reply) readReply(body io.Reader, maxEvent int, id jsonrpc.ID, cursor *string, retry *atomic.Int64) (bool, error) {
+	for ev, err := range readEvents(body, maxEvent, retry) {
+		if err != nil {
+			return false, classifyRead(err, maxEvent)
+		}
+		*cursor = ev.Cursor
+		if ev.Data == "" {
+			continue // priming event
+		}
+		if done, err := r.takeEvent([]byte(ev.Data), id); done || err != nil {
+			return done, err
+		}
+	}
+	return false, nil
+}
+
+// resumable says whether a reply that ended with err may be resumed: it ended cleanly or its
+// connection broke; not when its content was at fault.
+func resumable(err error) bool {
+	if err == nil {
+		return true
+	}
+	k := Kind(err)
+	return k == metrics.ErrReset || k == metrics.ErrTimeout && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // take reads a single JSON-RPC response.
