@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -58,6 +59,8 @@ func (c *Client) setStateLocked(s metrics.State) {
 // this way.
 func (c *Client) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
+	defer guard.Catch("client " + c.f.cfg.Name)
+	guard.Enter("client")
 	if c.f.sdkMode() {
 		c.runSDK(ctx) // the Go SDK's client holds the session (gosdk.go)
 		return

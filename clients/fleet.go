@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -105,7 +106,11 @@ func (f *Fleet) startOffset(i int) time.Duration {
 func (f *Fleet) Run(ctx context.Context, start time.Time) {
 	var clients sync.WaitGroup
 	var sched sync.WaitGroup
-	sched.Go(func() { f.schedule(ctx, start) })
+	sched.Go(func() {
+		defer guard.Catch("fleet scheduler " + f.cfg.Name)
+		guard.Enter("fleet scheduler")
+		f.schedule(ctx, start)
+	})
 	for i, c := range f.clients {
 		if !sleep(ctx, time.Until(start.Add(f.startOffset(i)))) {
 			break
@@ -159,10 +164,11 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			return false
 		}
 		calls.Go(func() {
+			defer func() { <-slots }()
+			defer guard.Catch("call " + f.cfg.Name)
 			c := f.clients[j.c]
 			c.tick(ctx, j.k)
 			c.busy[j.k].Store(false)
-			<-slots
 		})
 		return true
 	}

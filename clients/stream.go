@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -29,6 +30,7 @@ func (c *Client) readOn(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 // abandoned.
 func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 	defer wg.Done()
+	defer guard.Catch("stream reader " + c.f.cfg.Name)
 	cfg := &c.f.cfg
 	h := r.h
 	retry := c.consume(h, r.st, &r.cursor, r.j.gate())
@@ -182,6 +184,12 @@ type judgement struct {
 func (c *Client) judge(h *held, st *Stream, cursor string) *judgement {
 	j := &judgement{before: cursor, done: make(chan Verdict, 1)}
 	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				guard.Recovered("replay verdict "+c.f.cfg.Name, v)
+				j.done <- Teardown // its waiter must not wait forever
+			}
+		}()
 		v := c.f.policy.AfterReplay(Replay{Status: http.StatusOK}, func() ProbeResult { return c.probe(h) })
 		switch n := j.g.decide(v); v {
 		case Resume:

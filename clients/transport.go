@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -64,6 +65,13 @@ func NewHTTPClient(c Conn) (*http.Client, error) {
 		to := c.Dial
 		t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return dialer.DialContext(ctx, network, to)
+		}
+	} else {
+		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if err := invalidName(network, addr); err != nil {
+				return nil, err
+			}
+			return dialer.DialContext(ctx, network, addr)
 		}
 	}
 	if c.URL.Scheme == "https" {
@@ -155,3 +163,17 @@ func DefaultPort(u *url.URL) string {
 
 // HostPort is the URL's host:port, with the scheme's port when none is written.
 func HostPort(u *url.URL) string { return net.JoinHostPort(u.Hostname(), DefaultPort(u)) }
+
+// invalidName refuses a name under the special-use TLD .invalid at once, without asking a
+// resolver, as RFC 6761 (6.4) asks of name resolution libraries (Go's resolver asks the DNS).
+func invalidName(network, addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	if h != "invalid" && !strings.HasSuffix(h, ".invalid") {
+		return nil
+	}
+	return &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host (.invalid never resolves, RFC 6761)", Name: host, IsNotFound: true}}
+}

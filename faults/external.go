@@ -277,3 +277,29 @@ func explain(typ string, err error) error {
 	}
 	return err
 }
+
+// Alive checks that the toxiproxy-server still answers and still has every proxy of the run
+// (a server that restarted has lost them all). The run's health watcher calls it.
+func (e *External) Alive() error {
+	e.mu.Lock()
+	var names []string
+	for name := range e.proxies {
+		names = append(names, name)
+	}
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	all, err := e.c.Proxies()
+	if err != nil {
+		return fmt.Errorf("toxiproxy-server at %s does not answer: %w", e.api, err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, ok := all[e.prefix+name]; !ok {
+			return fmt.Errorf("toxiproxy-server at %s no longer has proxy %s%s (it restarted, or someone removed it)", e.api, e.prefix, name)
+		}
+	}
+	return nil
+}

@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -63,19 +65,49 @@ func exitCode(err error) int {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// After the first signal the run drains and writes its partial export; restoring the
-		// default handlers lets a second signal end the process at once. Embedded proxies and
-		// the reference server live in this process, so nothing is left behind either way.
-		<-ctx.Done()
-		stop()
+		// The first signal: the run drains, writes its partial export and cleans up. The
+		// second: the process ends at once, after removing the proxies a run made on an
+		// external toxiproxy-server (embedded proxies and the reference server live in this
+		// process and end with it).
+		<-sigs
+		cancel()
+		<-sigs
+		fmt.Fprintln(os.Stderr, "mcpchaos: second signal: exiting at once")
+		if r := secondSignal.Load(); r != nil {
+			r.abandon()
+		}
+		os.Exit(exitInterrupted)
 	}()
 	err := newRoot().ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errInterrupted) {
 		fmt.Fprintln(os.Stderr, "mcpchaos:", err)
 	}
-	stop()
+	signal.Stop(sigs)
 	os.Exit(exitCode(err))
+}
+
+// secondSignal is the run in progress, whose external proxies a second signal removes.
+var secondSignal atomic.Pointer[runner]
+
+// abandon removes the run's proxies from an external toxiproxy-server, waiting at most 3 s.
+func (r *runner) abandon() {
+	ext := r.ext.Load()
+	if ext == nil {
+		return
+	}
+	done := make(chan error, 1)
+	go func() { done <- ext.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcpchaos: removing proxies:", err)
+		}
+	case <-time.After(3 * time.Second):
+		fmt.Fprintf(os.Stderr, "mcpchaos: the toxiproxy-server did not answer within 3s; remove what is left with mcpchaos faults clean --toxiproxy URL --prefix %s\n", ext.Prefix())
+	}
 }

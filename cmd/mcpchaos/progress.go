@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -162,6 +163,7 @@ func ticking(period time.Duration, fn func()) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		defer guard.Catch("progress")
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {

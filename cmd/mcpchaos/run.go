@@ -2,19 +2,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/target"
@@ -114,6 +119,7 @@ type runner struct {
 
 	faultMu  sync.Mutex
 	faultLog []results.FaultAt
+	ext      atomic.Pointer[faults.External] // r.inj when external, for a second signal (main.go)
 }
 
 // runPlan is what the run's flags resolve to, checked before anything is started.
@@ -187,13 +193,30 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		return err
 	}
 	w = shardWorkload(w, plan.shard)
+	sig := ctx // ends on a signal; ctx also ends on a panic in a goroutine of the run
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	guard.Arm(stopAll)
+	defer guard.Disarm()
 	r := &runner{w: w, proxies: make(map[string]string)}
 	defer r.close()
+	secondSignal.Store(r) // a second signal removes an external toxiproxy-server's proxies before exiting
+	defer secondSignal.Store(nil)
+	defer func() { // a panic in the run's own goroutine: reported; r.close still removes the proxies
+		if v := recover(); v != nil {
+			guard.Recovered("run", v)
+			err = fmt.Errorf("panic in run: %v (stack above)", v)
+		}
+	}()
+	setUpAt := time.Now()
 	if err := r.setUp(ctx); err != nil {
-		if ctx.Err() != nil {
+		if sig.Err() != nil {
 			return errInterrupted // interrupted while setting up: nothing ran, nothing to export
 		}
-		return err
+		if exitCode(err) == exitUsage {
+			return err // a mistake in the workload or flags: nothing started, nothing to export
+		}
+		return r.failedExport(fl, plan, setUpAt, err, stdout)
 	}
 
 	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
@@ -234,12 +257,19 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		abortWhy string
 	)
 	wg.Go(func() {
+		defer guard.Catch("fault schedule")
+		guard.Enter("fault schedule")
 		faultErr = faults.RunSchedule(runCtx, r.inj, start, r.schedule(), r.noteFault(start))
 	})
+	h := r.health(start)
+	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(w.Duration), time.Second)) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
-	wg.Go(func() { smp.run(runCtx) })
+	wg.Go(func() {
+		defer guard.Catch("timeline sampler")
+		smp.run(runCtx)
+	})
 	if early := abortThresholds(plan.thresholds); len(early) > 0 {
 		wd := &watchdog{ths: early, recs: r.recs, start: start, abort: func(th results.Threshold, why string) {
 			abortMu.Lock()
@@ -248,15 +278,31 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 			fmt.Fprintf(stderr, "mcpchaos: %s; stopping the run\n", why)
 			cancel()
 		}}
-		wg.Go(func() { wd.run(runCtx, 200*time.Millisecond) })
+		wg.Go(func() {
+			defer guard.Catch("threshold watchdog")
+			wd.run(runCtx, 200*time.Millisecond)
+		})
 	}
 	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, localStatus(r.fleets, r.recs))
 	wg.Wait()
 	stopProgress()
 	end := time.Now()
 
-	interrupted := ctx.Err() != nil
-	exp, err := r.export(start, end, interrupted, faultErr)
+	interrupted := sig.Err() != nil
+	panicked := guard.Disarm()
+	problems, fatal := h.problems()
+	if faultErr != nil {
+		problems = append(problems, "fault schedule: "+faultErr.Error())
+	}
+	if panicked != nil {
+		problems = append([]string{panicked.Error() + " (stack on stderr); the run was stopped"}, problems...)
+	}
+	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
+		problems = append(problems, line)
+		fatal = true
+	}
+	fatal = fatal || faultErr != nil || panicked != nil
+	exp, err := r.export(start, end, interrupted, problems, fatal)
 	if err != nil {
 		return err
 	}
@@ -296,6 +342,12 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
+		if len(problems) > 0 {
+			fmt.Fprintf(stdout, "\n")
+		}
+		for _, p := range problems {
+			fmt.Fprintf(stdout, "problem: %s\n", p)
+		}
 	}
 	note := ""
 	if plan.shard != nil {
@@ -309,12 +361,14 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
 	}
 	switch {
+	case panicked != nil:
+		return fmt.Errorf("%s; the export was written", panicked.Error())
 	case interrupted:
 		return errInterrupted
 	case aborted != nil:
 		return &gateError{exp.Run.Aborted}
-	case faultErr != nil:
-		return fmt.Errorf("fault schedule: %w", faultErr)
+	case fatal:
+		return fmt.Errorf("the run could not measure what it was asked to: %s", strings.Join(problems, "; "))
 	case plan.shard == nil:
 		return thresholdsGate(exp.Thresholds)
 	}
@@ -389,7 +443,9 @@ func (r *runner) noteFault(start time.Time) func(faults.Change) {
 	}
 }
 
-func (r *runner) export(start, end time.Time, interrupted bool, faultErr error) (*results.Export, error) {
+// export builds the export; problems go to run.error when fatal (the run could not measure
+// what it was asked to), to run.notes otherwise (a target that went away and came back).
+func (r *runner) export(start, end time.Time, interrupted bool, problems []string, fatal bool) (*results.Export, error) {
 	run := results.Run{
 		Tool:           "mcpchaos",
 		ToolVersion:    version,
@@ -403,8 +459,10 @@ func (r *runner) export(start, end time.Time, interrupted bool, faultErr error) 
 		Proxies:        r.proxies,
 	}
 	r.describeTarget(&run)
-	if faultErr != nil {
-		run.Error = faultErr.Error()
+	if fatal {
+		run.Error = strings.Join(problems, "; ")
+	} else {
+		run.Notes = append(run.Notes, problems...)
 	}
 	for _, f := range r.fleets {
 		if p := f.Protocol(); p != "" {
@@ -436,4 +494,88 @@ func (r *runner) close() {
 	if r.inst != nil {
 		r.inst.Close()
 	}
+}
+
+// health is the run's watcher of its target (by URL) and its external toxiproxy-server.
+func (r *runner) health(start time.Time) *health {
+	h := &health{start: start, recs: r.recs}
+	if r.w.Target.Builtin == nil {
+		if u, err := url.Parse(r.w.Target.URL); err == nil {
+			h.dialAddr = clients.HostPort(u)
+		}
+	}
+	if ext, ok := r.inj.(*faults.External); ok {
+		h.ext = ext
+	}
+	return h
+}
+
+// noSessions says, for a target that has sessions, that none was ever established, and what
+// the clients got instead ("" when some were).
+func (r *runner) noSessions() string {
+	if r.tgt.generation == clients.Stateless {
+		return ""
+	}
+	var started int64
+	errs := map[string]int64{}
+	for _, rec := range r.recs {
+		s := rec.Snapshot()
+		started += s.Counters[metrics.SessionsStarted]
+		for k, n := range s.Errors {
+			if n > 0 {
+				errs[metrics.ErrorKind(k).String()] += n
+			}
+		}
+	}
+	if started > 0 || len(r.recs) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, errs[k]))
+	}
+	got := "no answer at all"
+	if len(parts) > 0 {
+		got = "errors: " + strings.Join(parts, ", ")
+	}
+	return "no session was ever established: every initialize failed (" + got + "), so nothing was measured"
+}
+
+// failedExport writes the export of a run that could not start (the target unreachable, its
+// DNS name unknown, its certificate refused, the toxiproxy-server gone): every group at zero
+// and run.error saying why; the error is returned, for exit status 1.
+func (r *runner) failedExport(fl runFlags, plan runPlan, at time.Time, cause error, stdout io.Writer) error {
+	recs := make([]*metrics.Group, len(r.w.Groups))
+	for i, g := range r.w.Groups {
+		if i < len(r.recs) {
+			recs[i] = r.recs[i]
+		} else {
+			recs[i] = metrics.NewGroup(g.Name, g.Policy, g.Clients)
+		}
+	}
+	r.recs = recs
+	if r.tgt.label == "" {
+		r.tgt.label = r.w.Target.URL
+	}
+	exp, err := r.export(at, time.Now(), false, []string{"could not start: " + cause.Error()}, true)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	exp.Run.Shard = plan.shard
+	out := fl.out
+	if out == "" {
+		out = results.DefaultPath(r.w.Name, at)
+	}
+	if err := results.WriteFile(out, exp); err != nil {
+		return errors.Join(cause, fmt.Errorf("writing the export: %w", err))
+	}
+	written, err := results.WriteCompanions(out, exp, plan.formats)
+	if err != nil {
+		return errors.Join(cause, err)
+	}
+	fmt.Fprintf(stdout, "\nmcpchaos: %s against %s could not start\nproblem: %s\n\nexport: %s\n", r.w.Name, exp.Run.Target, exp.Run.Error, out)
+	if len(written) > 0 {
+		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
+	}
+	return cause
 }

@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -55,6 +58,7 @@ func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Defer(func() { inst.Close() })
 	ts.Setenv(args[0], inst.URL)
+	stoppable(ts, args[0], func() { inst.Close() })
 }
 
 // toxiproxy VAR: start a real toxiproxy-server for the rest of the script, its API in $VAR.
@@ -67,8 +71,70 @@ func cmdToxiproxy(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("toxiproxy: %v", err)
 	}
-	ts.Defer(stop)
+	once := sync.OnceFunc(stop)
+	ts.Defer(once)
 	ts.Setenv(args[0], api)
+	stoppable(ts, args[0], once)
+}
+
+// stoppers are the servers of scripts that `stopserver VAR` can end mid-script, by script and VAR.
+var stoppers sync.Map // stopKey → func()
+
+type stopKey struct {
+	ts  *testscript.TestScript
+	env string
+}
+
+func stoppable(ts *testscript.TestScript, env string, stop func()) {
+	stoppers.Store(stopKey{ts, env}, stop)
+	ts.Defer(func() { stoppers.Delete(stopKey{ts, env}) })
+}
+
+// stopserver VAR: stop the server (refserver, toxiproxy) started for $VAR now, mid-script: a target
+// or a toxiproxy-server that dies while a background run goes on.
+func cmdStop(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: stopserver VAR")
+	}
+	f, ok := stoppers.Load(stopKey{ts, args[0]})
+	if !ok {
+		ts.Fatalf("stopserver: no server started for %s", args[0])
+	}
+	f.(func())()
+}
+
+// tlsserver VAR: an https server on loopback with a self-signed certificate nobody trusts, its
+// URL in $VAR.
+func cmdTLSServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: tlsserver VAR")
+	}
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake errors are the point
+	srv.StartTLS()
+	ts.Defer(srv.Close)
+	ts.Setenv(args[0], srv.URL+"/mcp")
+}
+
+// sigint2: send SIGINT to the background commands, then keep sending it (every 2 ms, for 10 s
+// at most) until they have exited: the second signal must end a run at once.
+func cmdSigint2(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: sigint2")
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		alive := 0
+		for _, c := range ts.BackgroundCmds() {
+			if c.Process != nil && running(c.Process.Pid) { // not ProcessState: wait writes it
+				alive++
+				_ = c.Process.Signal(syscall.SIGINT)
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond) // a bounded poll
+	}
 }
 
 // scriptCondition answers [toxiproxy]: whether a toxiproxy-server binary is there. Under CI it
@@ -234,4 +300,14 @@ func cmdNoSecret(ts *testscript.TestScript, neg bool, args []string) {
 	})
 	ts.Check(err)
 	ts.Logf("%d files checked", n)
+}
+
+// running says whether the process is there and not a zombie (Linux: /proc).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, ok := bytes.Cut(b, []byte(") "))
+	return ok && len(after) > 0 && after[0] != 'Z'
 }

@@ -29,6 +29,9 @@ func TestScripts(t *testing.T) {
 			"waitmetrics": cmdWaitMetrics,
 			"echoserver":  cmdEchoServer,
 			"nosecret":    cmdNoSecret,
+			"stopserver":  cmdStop,
+			"tlsserver":   cmdTLSServer,
+			"sigint2":     cmdSigint2,
 			// status N CMD ARGS...: run CMD and require exit status N exactly.
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {

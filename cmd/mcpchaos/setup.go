@@ -152,6 +152,7 @@ func (r *runner) startInjector(ctx context.Context) error {
 		return err
 	}
 	r.inj = ext
+	r.ext.Store(ext)
 	r.tgt.prefix, r.tgt.toxiproxy = ext.Prefix(), r.w.Toxiproxy
 	for _, f := range r.w.Faults {
 		t := faults.Toxic{Name: f.Name, Type: f.Toxic, Stream: f.Stream, Attributes: f.Attributes}
