@@ -2,7 +2,6 @@ package clients
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/url"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -28,18 +28,7 @@ func startSDKServer(t *testing.T, ttl time.Duration) string {
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: ttl, EventStore: mcp.NewMemoryEventStore(nil)})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: h}
-	go hs.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		hs.Shutdown(ctx)
-	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	return "http://" + loopback.Serve(t, h, nil) + "/mcp"
 }
 
 // Both policies against the official Go SDK server, through embedded Toxiproxy: an idle

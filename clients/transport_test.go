@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
 )
 
 // testCA is a certificate authority made for one test, and a server certificate it signed for
@@ -87,15 +88,7 @@ type seen struct {
 // HTTP/1.1 and HTTP/2 (h2, or h2c without TLS).
 func startEchoServer(t *testing.T, ca *testCA, s *seen) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetHTTP2(true)
-	p.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Protocols: &p, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.host, s.proto, s.token = r.Host, r.ProtoMajor, r.Header.Get("X-Token")
 		if r.TLS != nil {
@@ -103,17 +96,11 @@ func startEchoServer(t *testing.T, ca *testCA, s *seen) string {
 		}
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
-	})}
-	scheme := "http"
+	})
 	if ca != nil {
-		scheme = "https"
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{ca.server}}
-		go hs.ServeTLS(ln, "", "")
-	} else {
-		go hs.Serve(ln)
+		return "https://" + loopback.Serve(t, h, &ca.server)
 	}
-	t.Cleanup(func() { hs.Close() })
-	return scheme + "://" + ln.Addr().String()
+	return "http://" + loopback.Serve(t, h, nil)
 }
 
 // A target reached through a proxy still gets its own Host header and TLS server name, over

@@ -2,16 +2,15 @@ package inspect
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/url"
 	"testing"
-	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
 	"github.com/mcpchaos/mcpchaos/target"
 )
 
@@ -21,20 +20,7 @@ import (
 
 func serve(t *testing.T, h http.Handler, path string) *url.URL {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: h}
-	go hs.Serve(ln)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if hs.Shutdown(ctx) != nil {
-			hs.Close()
-		}
-	})
-	u, _ := url.Parse("http://" + ln.Addr().String() + path)
+	u, _ := url.Parse("http://" + loopback.Serve(t, h, nil) + path)
 	return u
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/faults/toxiproxytest"
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/target"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -70,29 +71,6 @@ func sdkHandler(opts *mcp.StreamableHTTPOptions, versions ...string) http.Handle
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
 }
 
-// serveTest serves h on loopback until the test ends; over TLS (h2 and HTTP/1.1, and h2c on
-// plain http) when cert is given. It returns host:port.
-func serveTest(t *testing.T, h http.Handler, cert *tls.Certificate) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetHTTP2(true)
-	p.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: h, Protocols: &p}
-	if cert != nil {
-		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*cert}}
-		go hs.ServeTLS(ln, "", "")
-	} else {
-		go hs.Serve(ln)
-	}
-	t.Cleanup(func() { hs.Close() })
-	return ln.Addr().String()
-}
-
 func runFile(t *testing.T, ctx context.Context, path string, tf targetFlags) (*results.Export, error) {
 	t.Helper()
 	w, err := workloads.Load(path)
@@ -125,7 +103,7 @@ func TestRunURLTargetTLS(t *testing.T) {
 	t.Setenv("MCPCHAOS_TEST_TOKEN", secret)
 	sdk := sdkHandler(&mcp.StreamableHTTPOptions{SessionTimeout: 400 * time.Millisecond, EventStore: mcp.NewMemoryEventStore(nil)})
 	protos := make(chan int, 1024)
-	addr := serveTest(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+secret {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -258,7 +236,7 @@ func TestRunStatelessTarget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timeline test")
 	}
-	addr := serveTest(t, sdkHandler(&mcp.StreamableHTTPOptions{Stateless: true}, "2026-07-28"), nil)
+	addr := loopback.Serve(t, sdkHandler(&mcp.StreamableHTTPOptions{Stateless: true}, "2026-07-28"), nil)
 	path := filepath.Join(t.TempDir(), "w.yaml")
 	os.WriteFile(path, fmt.Appendf(nil, `name: stateless
 target:
