@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // The promises the Performance section makes, held small: every session established, every
@@ -14,7 +14,7 @@ func TestRunHoldsSessionsCheaply(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds sessions")
 	}
-	inst, err := target.Start("127.0.0.1:0", target.Config{}.WithDefaults())
+	inst, err := refserver.Start("127.0.0.1:0", refserver.Config{}.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}

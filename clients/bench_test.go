@@ -5,15 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // BenchmarkCallTool is one tools/call round trip against the reference server on loopback
 // (server included: both run in this process).
 func BenchmarkCallTool(b *testing.B) {
-	for _, mode := range []string{target.PostSSE, target.PostJSON} {
+	for _, mode := range []string{refserver.PostSSE, refserver.PostJSON} {
 		b.Run(mode, func(b *testing.B) {
-			inst, err := target.Start("127.0.0.1:0", target.Config{PostResponse: mode}.WithDefaults())
+			inst, err := refserver.Start("127.0.0.1:0", refserver.Config{PostResponse: mode}.WithDefaults())
 			if err != nil {
 				b.Fatal(err)
 			}

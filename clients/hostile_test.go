@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // hostile is an MCP server that misbehaves in one way per path: /<behaviour>. Initialize is
@@ -406,7 +406,7 @@ func TestHostileEventIDsAndRetry(t *testing.T) {
 // not held up.
 func TestHostileFleetBounded(t *testing.T) {
 	h := newHostile(t)
-	good := startTarget(t, target.Config{SessionTTL: time.Minute})
+	good := startTarget(t, refserver.Config{SessionTTL: time.Minute})
 	pol, err := NewPolicy("probe", PolicyConfig{Retries: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
-func startTarget(t *testing.T, cfg target.Config) *target.Instance {
+func startTarget(t *testing.T, cfg refserver.Config) *refserver.Instance {
 	t.Helper()
-	inst, err := target.Start("127.0.0.1:0", cfg.WithDefaults())
+	inst, err := refserver.Start("127.0.0.1:0", cfg.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +34,9 @@ func endpoint(url string) *Endpoint {
 }
 
 func TestSessionAgainstReferenceServer(t *testing.T) {
-	for _, mode := range []string{target.PostSSE, target.PostJSON} {
+	for _, mode := range []string{refserver.PostSSE, refserver.PostJSON} {
 		t.Run(mode, func(t *testing.T) {
-			inst := startTarget(t, target.Config{SessionTTL: time.Minute, PostResponse: mode, SlowSteps: 3, SlowStep: time.Millisecond})
+			inst := startTarget(t, refserver.Config{SessionTTL: time.Minute, PostResponse: mode, SlowSteps: 3, SlowStep: time.Millisecond})
 			ctx := context.Background()
 			s, _, err := endpoint(inst.URL).Initialize(ctx)
 			if err != nil {
@@ -56,7 +56,7 @@ func TestSessionAgainstReferenceServer(t *testing.T) {
 			if err != nil || !rep.OK() {
 				t.Fatalf("slow: %+v %v", rep, err)
 			}
-			if mode == target.PostSSE && rep.Notifications != 3 {
+			if mode == refserver.PostSSE && rep.Notifications != 3 {
 				t.Errorf("slow over SSE: %d progress notifications before the result, want 3", rep.Notifications)
 			}
 			rep, err = s.Call(ctx, "no/such/method", nil)
@@ -77,7 +77,7 @@ func TestSessionAgainstReferenceServer(t *testing.T) {
 // The seed's trap on the wire: after the TTL, a replay from the cursor answers 200 with the
 // events the client missed, while a ping answers 404.
 func TestReplayLiesAfterDeath(t *testing.T) {
-	inst := startTarget(t, target.Config{SessionTTL: 150 * time.Millisecond, Retention: time.Minute, NotifyInterval: 20 * time.Millisecond})
+	inst := startTarget(t, refserver.Config{SessionTTL: 150 * time.Millisecond, Retention: time.Minute, NotifyInterval: 20 * time.Millisecond})
 	ctx := context.Background()
 	s, _, err := endpoint(inst.URL).Initialize(ctx)
 	if err != nil {

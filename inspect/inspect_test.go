@@ -19,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/clients"
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // facts is the part of a fingerprint a test pins down: what the server does, not how long it
@@ -65,14 +65,14 @@ func TestFingerprints(t *testing.T) {
 		want   facts
 	}{
 		{"reference server, the seed's regime", func(t *testing.T) *url.URL {
-			return referenceServer(t, target.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 100 * time.Millisecond})
+			return referenceServer(t, refserver.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 100 * time.Millisecond})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "yes", Cross: "no", Silent: "no",
 			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
 			Holds: "no", Keepalive: true, Probe: "ping", Dead: []int{404},
 			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
 		{"reference server, strict GET, dead status 400, keepalives", func(t *testing.T) *url.URL {
-			return referenceServer(t, target.Config{SessionTTL: ttl, GetValidation: target.Strict, DeadStatus: 400, Keepalive: 100 * time.Millisecond})
+			return referenceServer(t, refserver.Config{SessionTTL: ttl, GetValidation: refserver.Strict, DeadStatus: 400, Keepalive: 100 * time.Millisecond})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "no", Cross: "no", Silent: "no",
 			Post: "400", Get: "400", GetCursor: "400", Missing: "400", DupGet: "409",
@@ -156,7 +156,7 @@ func TestFingerprints(t *testing.T) {
 
 // Without a TTL inspect still answers what it can, and says what it did not measure.
 func TestInspectWithoutTTL(t *testing.T) {
-	u := referenceServer(t, target.Config{SessionTTL: time.Minute, Retention: time.Hour, NotifyInterval: 50 * time.Millisecond})
+	u := referenceServer(t, refserver.Config{SessionTTL: time.Minute, Retention: time.Hour, NotifyInterval: 50 * time.Millisecond})
 	fp, err := Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/internal/loopback"
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // The servers inspected in tests: the reference server in several regimes, the official Go
@@ -24,9 +24,9 @@ func serve(t *testing.T, h http.Handler, path string) *url.URL {
 	return u
 }
 
-func referenceServer(t *testing.T, cfg target.Config) *url.URL {
+func referenceServer(t *testing.T, cfg refserver.Config) *url.URL {
 	t.Helper()
-	inst, err := target.Start("127.0.0.1:0", cfg.WithDefaults())
+	inst, err := refserver.Start("127.0.0.1:0", cfg.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/target"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -110,7 +110,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 // runner holds one run's parts, so that teardown can find them on every exit path.
 type runner struct {
 	w       *workloads.Workload
-	inst    *target.Instance
+	inst    *refserver.Instance
 	inj     faults.Injector
 	fleets  []*clients.Fleet
 	recs    []*metrics.Group

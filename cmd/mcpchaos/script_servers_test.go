@@ -22,8 +22,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/mcpchaos/mcpchaos/faults/toxiproxytest"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/target"
 )
 
 // refserver VAR [ttl=D] [get=strict] [notify=D]: start the reference server on loopback for
@@ -32,7 +32,7 @@ func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
 		ts.Fatalf("usage: refserver VAR [ttl=D] [get=strict] [notify=D]")
 	}
-	cfg := target.Config{Retention: time.Minute}
+	cfg := refserver.Config{Retention: time.Minute}
 	for _, a := range args[1:] {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
@@ -47,12 +47,12 @@ func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
 				cfg.NotifyInterval = d
 			}
 		case "get":
-			cfg.GetValidation = target.GetValidation(v)
+			cfg.GetValidation = refserver.GetValidation(v)
 		default:
 			ts.Fatalf("refserver: unknown setting %q", a)
 		}
 	}
-	inst, err := target.Start("127.0.0.1:0", cfg.WithDefaults())
+	inst, err := refserver.Start("127.0.0.1:0", cfg.WithDefaults())
 	if err != nil {
 		ts.Fatalf("refserver: %v", err)
 	}

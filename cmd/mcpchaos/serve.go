@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpchaos/mcpchaos/target"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -15,7 +15,7 @@ func newServeCmd() *cobra.Command {
 		addr   string
 		from   string
 		public bool
-		cfg    target.Config
+		cfg    refserver.Config
 		getVal string
 	)
 	cmd := &cobra.Command{
@@ -37,7 +37,7 @@ stops on Ctrl-C.`,
 				}
 				cfg = targetConfig(w.Target.Builtin)
 			} else {
-				cfg.GetValidation = target.GetValidation(getVal)
+				cfg.GetValidation = refserver.GetValidation(getVal)
 			}
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
@@ -50,7 +50,7 @@ stops on Ctrl-C.`,
 			if err := cfg.Validate(); err != nil {
 				return &usageError{err}
 			}
-			inst, err := target.Start(addr, cfg)
+			inst, err := refserver.Start(addr, cfg)
 			if err != nil {
 				return err
 			}
@@ -78,12 +78,12 @@ stops on Ctrl-C.`,
 }
 
 // targetConfig turns a workload's built-in target section into the server's config.
-func targetConfig(b *workloads.BuiltinTarget) target.Config {
-	return target.Config{
+func targetConfig(b *workloads.BuiltinTarget) refserver.Config {
+	return refserver.Config{
 		SessionTTL:          b.SessionTTL,
 		Retention:           b.Retention,
 		RetentionEvents:     b.RetentionEvents,
-		GetValidation:       target.GetValidation(b.GetValidation),
+		GetValidation:       refserver.GetValidation(b.GetValidation),
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,

@@ -13,8 +13,8 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/target"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -102,7 +102,7 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 	t := r.w.Target
 	if t.Builtin != nil {
 		cfg := targetConfig(t.Builtin).WithDefaults()
-		inst, err := target.Start("127.0.0.1:0", cfg)
+		inst, err := refserver.Start("127.0.0.1:0", cfg)
 		if err != nil {
 			return clients.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
 		}

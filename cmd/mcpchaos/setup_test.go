@@ -28,8 +28,8 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/faults/toxiproxytest"
 	"github.com/mcpchaos/mcpchaos/internal/loopback"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/target"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -280,7 +280,7 @@ func TestRunExternalToxiproxy(t *testing.T) {
 		t.Skip("timeline test")
 	}
 	api := toxiproxytest.Start(t)
-	inst, err := target.Start("127.0.0.1:0", target.Config{SessionTTL: 300 * time.Millisecond, Retention: time.Minute, NotifyInterval: 50 * time.Millisecond}.WithDefaults())
+	inst, err := refserver.Start("127.0.0.1:0", refserver.Config{SessionTTL: 300 * time.Millisecond, Retention: time.Minute, NotifyInterval: 50 * time.Millisecond}.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package target is mcpchaos's reference MCP server: the default system under
+// Package refserver is mcpchaos's reference MCP server: the default system under
 // test, speaking the streamable-HTTP transport of the session family
 // (protocol versions 2025-03-26, 2025-06-18 and 2025-11-25).
 //
@@ -31,4 +31,4 @@
 // authentication. It must not reach for other packages of mcpchaos: clients,
 // faults and metrics depend on it being a plain server on the wire, nothing
 // more.
-package target
+package refserver
