@@ -68,8 +68,8 @@ func TestPeers(t *testing.T) {
 		progressOnRequest bool
 	}{
 		{GoSDK, 404, true},
-		{MCPGo, 400, true},          // its log is purged with the session: the cursor is unknown
-		{MCPGoRetained, 200, true},  // the log outlives the session: the replay lies
+		{MCPGo, 400, true},         // its log is purged with the session: the cursor is unknown
+		{MCPGoRetained, 200, true}, // the log outlives the session: the replay lies
 		{TS, 404, true},
 	}
 	for _, c := range cases {
