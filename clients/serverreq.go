@@ -92,7 +92,7 @@ func (r *Responder) count(method string, refused bool) {
 		r.refused[i].Add(1)
 	}
 	if r.rec != nil {
-		r.rec.Inc(metrics.ServerRequestsAnswered)
+		r.rec.Inc(metrics.ServerRequests)
 	}
 }
 

@@ -20,28 +20,28 @@ import (
 type Counter int
 
 const (
-	SessionsStarted        Counter = iota // initialize succeeded (first sessions and re-initializations)
-	Drops                                 // a GET stream ended while the client still held its session
-	ReplaysOK                             // replay GET answered 200
-	ReplaysDead                           // replay GET answered a dead status (404/410 by default)
-	ReplaysUnknownCursor                  // replay GET refused the cursor (any other status)
-	ProbesSent                            // liveness probes sent after a replay
-	SessionsDead                          // session deaths the client ran into (sent at least one request to)
-	SessionsDeadDetected                  // deaths the client classified as session deaths
-	MisattributedErrors                   // dead-session failures surfaced as tool failures
-	DeadSessionRequests                   // requests sent carrying the id of an already dead session
-	RetriesAgainstDead                    // the part of those that were retries
-	StaleEventsApplied                    // replayed events of a dead session applied to client state
-	EventsQuarantined                     // such events withheld, as the decision rule demands
-	EventsApplied                         // all events applied to client state (live and stale)
-	ReinitCollisions                      // requests sent with an old id after the client re-initialized
-	Resyncs                               // cursor refused on a live session: fresh stream, no re-initialize
-	ToolCallsOK                           // tool calls that returned a result
-	ToolCallsFailed                       // tool calls surfaced as failures (after retries)
-	RequestsLost                          // stateless revision: requests whose response a fault cut in flight
-	RequestsReissued                      // stateless revision: those re-sent with a new request id
-	ToolErrors                            // tool calls whose result said isError: the tool's own answer
-	ServerRequestsAnswered                // requests of the server (ping, roots/list, ...) the client answered
+	SessionsStarted      Counter = iota // initialize succeeded (first sessions and re-initializations)
+	Drops                               // a GET stream ended while the client still held its session
+	ReplaysOK                           // replay GET answered 200
+	ReplaysDead                         // replay GET answered a dead status (404/410 by default)
+	ReplaysUnknownCursor                // replay GET refused the cursor (any other status)
+	ProbesSent                          // liveness probes sent after a replay
+	SessionsDead                        // session deaths the client ran into (sent at least one request to)
+	SessionsDeadDetected                // deaths the client classified as session deaths
+	MisattributedErrors                 // dead-session failures surfaced as tool failures
+	DeadSessionRequests                 // requests sent carrying the id of an already dead session
+	RetriesAgainstDead                  // the part of those that were retries
+	StaleEventsApplied                  // replayed events of a dead session applied to client state
+	EventsQuarantined                   // such events withheld, as the decision rule demands
+	EventsApplied                       // all events applied to client state (live and stale)
+	ReinitCollisions                    // requests sent with an old id after the client re-initialized
+	Resyncs                             // cursor refused on a live session: fresh stream, no re-initialize
+	ToolCallsOK                         // tool calls that returned a result
+	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
+	RequestsLost                        // stateless revision: requests whose response a fault cut in flight
+	RequestsReissued                    // stateless revision: those re-sent with a new request id
+	ToolErrors                          // tool calls whose result said isError: the tool's own answer
+	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
 	numCounters
 )
 
