@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,6 +45,8 @@ type Endpoint struct {
 	// elicitation) and decides which capabilities initialize advertises; nil answers ping
 	// and refuses the rest, advertising nothing.
 	Responder *Responder
+
+	idChanged atomic.Int64 // replies naming a session id other than the one sent
 }
 
 // NewTransport returns an HTTP/1.1 transport sized for many sessions to one host: every held

@@ -134,6 +134,8 @@ type Report struct {
 	// ServedAfterDeath counts successes the server answered for sessions past their estimated
 	// death (a server that serves dead ids, or a wrong TTL or regime).
 	ServedAfterDeath int64 `json:"served_after_estimated_death,omitempty"`
+	// SessionIDChanged counts replies that named a session id other than the one sent.
+	SessionIDChanged int64 `json:"session_id_changed,omitempty"`
 }
 
 // Report returns the group's report so far.
@@ -153,6 +155,7 @@ func (f *Fleet) Report() Report {
 	if len(r.DeathTimes) == 0 {
 		r.DeathTimes = nil
 	}
+	r.SessionIDChanged = f.ep.idChanged.Load()
 	if e, ok := f.truth.(*Estimated); ok {
 		r.ServedAfterDeath = e.ServedAfterDeath()
 	}

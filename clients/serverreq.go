@@ -29,6 +29,11 @@ const (
 
 var serverMethods = []string{MethodPing, MethodRootsList, MethodSampling, MethodElicitation, methodOther}
 
+// LogLevels lists the levels logging/setLevel may ask, lowest first.
+func LogLevels() []string {
+	return []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+}
+
 // ServerMethods lists the server-to-client requests the export counts, "other" last.
 func ServerMethods() []string { return slices.Clone(serverMethods) }
 

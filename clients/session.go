@@ -128,6 +128,9 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 		return nil, nil, err
 	}
 	defer drain(resp.Body)
+	if got := resp.Header.Get("Mcp-Session-Id"); got != "" && s.ID != "" && got != s.ID {
+		s.ep.idChanged.Add(1) // the server answered as another session: silent substitution
+	}
 	rep := &Reply{Status: resp.StatusCode}
 	if resp.StatusCode/100 != 2 {
 		rep.Body = snippet(resp.Body)

@@ -300,6 +300,9 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
+	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
+		problems = append(problems, ps...) // the run could not measure what it was asked (clients/problems.go)
+		fatal = true
 	}
 	fatal = fatal || faultErr != nil || panicked != nil
 	exp, err := r.export(start, end, interrupted, problems, fatal)
@@ -459,6 +462,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		Proxies:        r.proxies,
 	}
 	r.describeTarget(&run)
+	run.Notes = append(run.Notes, clients.FleetNotes(r.fleets)...)
 	if fatal {
 		run.Error = strings.Join(problems, "; ")
 	} else {
@@ -578,4 +582,12 @@ func (r *runner) failedExport(fl runFlags, plan runPlan, at time.Time, cause err
 		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
 	}
 	return cause
+}
+
+// cutsStreams says whether a workload's faults drop connections, so that its clients should
+// have replayed.
+func cutsStreams(fs []workloads.Fault) bool {
+	return slices.ContainsFunc(fs, func(f workloads.Fault) bool {
+		return f.Toxic != "latency" && f.Toxic != "bandwidth" && f.Toxic != "slicer"
+	})
 }

@@ -1,0 +1,122 @@
+package clients
+
+import (
+	"fmt"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// Outcome is what one group measured, as Problems reads it.
+type Outcome struct {
+	Name      string
+	Snapshot  *metrics.Snapshot
+	Report    Report
+	Stateless bool // the target spoke the stateless revision: no sessions, no replays
+}
+
+// Outcome returns the group's outcome now (at the end of the run).
+func (f *Fleet) Outcome() Outcome {
+	return Outcome{Name: f.cfg.Name, Snapshot: f.rec.Snapshot(), Report: f.Report(), Stateless: f.ep.Generation == Stateless}
+}
+
+// Problems says, one line per reason, where a run could not measure what it was asked to, so
+// that it does not pass: most tool calls failed for reasons other than session death (wrong
+// arguments, a tool the server does not offer, a broken server), none was made at all, the
+// workload's faults should have produced replays and none came, or the target serves dead
+// session ids as alive. expectReplays says that the workload cuts streams while sessions are
+// held (faults that drop connections) and makes calls after. It is a pure function of the
+// groups' outcomes.
+func Problems(groups []Outcome, expectReplays bool) []string {
+	var out []string
+	var replays, drops, started int64
+	for _, g := range groups {
+		out = append(out, g.problems()...)
+		if g.Stateless {
+			continue
+		}
+		s := g.Snapshot
+		replays += s.Counter(metrics.ReplaysOK) + s.Counter(metrics.ReplaysDead) + s.Counter(metrics.ReplaysUnknownCursor)
+		drops += s.Counter(metrics.Drops)
+		started += s.Counter(metrics.SessionsStarted)
+	}
+	// One group may end its sessions before it replays (its calls fail first); the run has
+	// measured the replay if any group made one.
+	if expectReplays && started > 0 && replays == 0 {
+		if drops == 0 {
+			out = append(out, "the faults dropped no stream and no group replayed, so the replay's truth was never tested")
+		} else {
+			out = append(out, fmt.Sprintf("%d drops but no replay in any group: no stream carried an event id, so no client held a cursor; have the server stream its replies (progress tokens, notifications) or give its event ids", drops))
+		}
+	}
+	return out
+}
+
+func (g Outcome) problems() []string {
+	c := func(m metrics.Counter) int64 { return g.Snapshot.Counter(m) }
+	var out []string
+	say := func(format string, args ...any) {
+		out = append(out, fmt.Sprintf("group %s: ", g.Name)+fmt.Sprintf(format, args...))
+	}
+	why := ""
+	if len(g.Report.ErrorSamples) > 0 {
+		why = fmt.Sprintf(" (first: %s)", g.Report.ErrorSamples[0])
+	}
+	calls := c(metrics.ToolCallsOK) + c(metrics.ToolCallsFailed) + c(metrics.ToolErrors)
+	notDeath := c(metrics.ToolCallsFailed) - c(metrics.MisattributedErrors) + c(metrics.ToolErrors)
+	switch {
+	case calls == 0 && (c(metrics.SessionsStarted) > 0 || g.Stateless):
+		say("no tool call completed, so nothing was measured on them%s", why)
+	case calls > 0 && 2*notDeath > calls:
+		say("%d of %d tool calls failed for reasons other than session death (%d tool errors), so the run measured the server's refusals, not its sessions%s",
+			notDeath, calls, c(metrics.ToolErrors), why)
+	}
+	if n := g.Report.ServedAfterDeath; n > 0 {
+		say("the target answered %d requests with success for sessions past their estimated death: it serves dead ids as alive (silent substitution), or the declared session_ttl is shorter than the server's", n)
+	}
+	if n := g.Report.SessionIDChanged; n > 0 {
+		say("the target answered %d requests under a session id other than the one sent: it substitutes sessions silently, so a dead session can look alive", n)
+	}
+	return out
+}
+
+// FleetProblems is Problems over a run's fleets at its end.
+func FleetProblems(fleets []*Fleet, expectReplays bool) []string {
+	out := make([]Outcome, len(fleets))
+	for i, f := range fleets {
+		out[i] = f.Outcome()
+	}
+	return Problems(out, expectReplays)
+}
+
+// FleetNotes are the lines a run's export and summary carry about its groups beyond their
+// counters: the server requests answered by method, how the death times were obtained, and
+// the first error texts.
+func FleetNotes(fleets []*Fleet) []string {
+	var out []string
+	for _, f := range fleets {
+		r := f.Report()
+		if len(r.ServerRequests) > 0 {
+			out = append(out, fmt.Sprintf("group %s: server requests answered: %s", f.cfg.Name, countsText(r.ServerRequests, ServerMethods())))
+		}
+		if len(r.DeathTimes) > 0 {
+			out = append(out, fmt.Sprintf("group %s: session death times: %s", f.cfg.Name, countsText(r.DeathTimes, []string{DeathExact, DeathFromTTL, DeathObserved})))
+		}
+		for _, e := range r.ErrorSamples {
+			out = append(out, fmt.Sprintf("group %s: error: %s", f.cfg.Name, e))
+		}
+	}
+	return out
+}
+
+func countsText(m map[string]int64, order []string) string {
+	s := ""
+	for _, k := range order {
+		if n, ok := m[k]; ok {
+			if s != "" {
+				s += ", "
+			}
+			s += fmt.Sprintf("%s %d", k, n)
+		}
+	}
+	return s
+}
