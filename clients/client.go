@@ -244,9 +244,9 @@ func (c *Client) dropLoopSession(k int, h *held) {
 func (c *Client) callTool(ctx context.Context, s *Session, args any) (*Reply, error) {
 	seq := c.calls.Add(1)
 	if c.f.cfg.NoProgressTokens {
-		return s.CallTool(ctx, c.f.cfg.Tool, args)
+		return s.CallTool(ctx, c.f.tool(), args)
 	}
-	return s.CallToolWithProgress(ctx, c.f.cfg.Tool, args, fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq))
+	return s.CallToolWithProgress(ctx, c.f.tool(), args, fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq))
 }
 
 // answered counts a tool call that got a result: a success, or a tool error (isError), which is

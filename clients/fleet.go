@@ -95,7 +95,15 @@ func (f *Fleet) dead(status int) bool { return slices.Contains(f.cfg.DeadStatuse
 // with a success.
 func (f *Fleet) served(s *Session) {
 	if t, ok := f.truth.(learner); ok {
-		t.touch(s.ID, time.Now())
+		t.touch(s.ID, time.Now(), true)
+	}
+}
+
+// servedStream tells a learning Truth that the server answered a GET of the session without a
+// cursor with 200: activity to most servers' idle timers.
+func (f *Fleet) servedStream(s *Session) {
+	if t, ok := f.truth.(learner); ok {
+		t.touch(s.ID, time.Now(), false)
 	}
 }
 

@@ -15,8 +15,9 @@ import (
 // toolArgs are the arguments learnt from the tool's inputSchema, once per group.
 type toolArgs struct {
 	mu   sync.Mutex
+	tool string // the tool called: the group's, or the server's first when it lacks the group's
 	args map[string]any
-	err  error // a lasting reason no arguments can be built (the tool is not offered)
+	err  error // a lasting reason no arguments can be built (the server offers no tool)
 }
 
 // arguments returns the arguments of client c's next call: the group's, with placeholders
@@ -36,32 +37,60 @@ func (f *Fleet) arguments(ctx context.Context, c *Client, list func(context.Cont
 		return nil, err // try again on the next call
 	}
 	var res struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-		} `json:"tools"`
+		Tools []toolEntry `json:"tools"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		f.args.err = fmt.Errorf("tools/list result: %w", err)
 		f.protocolError(f.args.err)
 		return nil, f.args.err
 	}
-	names := make([]string, 0, len(res.Tools))
-	for _, t := range res.Tools {
-		if t.Name != f.cfg.Tool {
-			names = append(names, t.Name)
-			continue
-		}
-		args, err := MinimalArgs(t.InputSchema)
-		if err != nil {
-			f.sample(fmt.Sprintf("tool %s: %v", f.cfg.Tool, err))
-		}
-		f.args.args = args
-		return args, nil
+	if len(res.Tools) == 0 {
+		f.args.err = errors.New("the server offers no tool, so no tool call can be made")
+		f.sample(f.args.err.Error())
+		return nil, f.args.err
 	}
-	f.args.err = fmt.Errorf("tool %q is not offered by the server (it offers: %s); name one in the group's `tool`", f.cfg.Tool, strings.Join(names, ", "))
-	f.sample(f.args.err.Error())
-	return nil, f.args.err
+	// The group's tool; when the server lacks it (a built-in workload run against a server by
+	// --target names the reference server's echo), the one the server lists that says it
+	// reports progress (its replies then stream with event ids: a cursor), or else the first,
+	// said so.
+	pick := slices.IndexFunc(res.Tools, func(t toolEntry) bool { return t.Name == f.cfg.Tool })
+	if pick < 0 {
+		names := make([]string, len(res.Tools))
+		for i, t := range res.Tools {
+			names[i] = t.Name
+		}
+		pick = max(0, slices.IndexFunc(res.Tools, reportsProgress))
+		f.sample(fmt.Sprintf("tool %q is not offered by the server (it offers: %s); calling %q instead: name one in the group's `tool`", f.cfg.Tool, strings.Join(names, ", "), names[pick]))
+	}
+	t := res.Tools[pick]
+	args, err := MinimalArgs(t.InputSchema)
+	if err != nil {
+		f.sample(fmt.Sprintf("tool %s: %v", t.Name, err))
+	}
+	f.args.tool, f.args.args = t.Name, args
+	return args, nil
+}
+
+type toolEntry struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// reportsProgress guesses from its name and description whether a tool reports progress.
+func reportsProgress(t toolEntry) bool {
+	text := strings.ToLower(t.Name + " " + t.Description)
+	return strings.Contains(text, "progress") || strings.Contains(text, "notif") || strings.Contains(text, "long")
+}
+
+// tool is the name of the tool the group calls.
+func (f *Fleet) tool() string {
+	f.args.mu.Lock()
+	defer f.args.mu.Unlock()
+	if f.args.tool != "" {
+		return f.args.tool
+	}
+	return f.cfg.Tool
 }
 
 // listTools is tools/list on a wire session, for arguments.
@@ -131,9 +160,12 @@ type Report struct {
 	// DeathTimes counts the session deaths the group ran into or detected, by how their time
 	// was obtained: exact (the reference server), estimated_from_ttl, observed.
 	DeathTimes map[string]int64 `json:"death_times,omitempty"`
-	// ServedAfterDeath counts successes the server answered for sessions past their estimated
-	// death (a server that serves dead ids, or a wrong TTL or regime).
-	ServedAfterDeath int64 `json:"served_after_estimated_death,omitempty"`
+	// ServedAfterDeath counts POST successes for sessions the server had answered with a dead
+	// status (a server that serves dead ids as alive).
+	ServedAfterDeath int64 `json:"served_after_death,omitempty"`
+	// EstimateRefuted counts successes for sessions past their estimated death: the declared
+	// TTL or regime understates the server's session lifetime, so the estimates are off.
+	EstimateRefuted int64 `json:"estimate_refuted,omitempty"`
 	// SessionIDChanged counts replies that named a session id other than the one sent.
 	SessionIDChanged int64 `json:"session_id_changed,omitempty"`
 }
@@ -157,7 +189,7 @@ func (f *Fleet) Report() Report {
 	}
 	r.SessionIDChanged = f.ep.idChanged.Load()
 	if e, ok := f.truth.(*Estimated); ok {
-		r.ServedAfterDeath = e.ServedAfterDeath()
+		r.ServedAfterDeath, r.EstimateRefuted = e.ServedAfterDeath(), e.Refuted()
 	}
 	return r
 }

@@ -71,7 +71,7 @@ func (g Outcome) problems() []string {
 			notDeath, calls, c(metrics.ToolErrors), why)
 	}
 	if n := g.Report.ServedAfterDeath; n > 0 {
-		say("the target answered %d requests with success for sessions past their estimated death: it serves dead ids as alive (silent substitution), or the declared session_ttl is shorter than the server's", n)
+		say("the target answered %d requests with success for sessions it had answered as dead: it serves dead ids as alive (silent substitution), so a dead session can look alive", n)
 	}
 	if n := g.Report.SessionIDChanged; n > 0 {
 		say("the target answered %d requests under a session id other than the one sent: it substitutes sessions silently, so a dead session can look alive", n)
@@ -97,6 +97,9 @@ func FleetNotes(fleets []*Fleet) []string {
 		r := f.Report()
 		if len(r.ServerRequests) > 0 {
 			out = append(out, fmt.Sprintf("group %s: server requests answered: %s", f.cfg.Name, countsText(r.ServerRequests, ServerMethods())))
+		}
+		if r.EstimateRefuted > 0 {
+			out = append(out, fmt.Sprintf("group %s: the server answered %d requests with success after the estimated death of their session: its sessions live longer than the declared session_ttl says (or an open stream keeps them alive), so the estimated figures are too high", f.cfg.Name, r.EstimateRefuted))
 		}
 		if len(r.DeathTimes) > 0 {
 			out = append(out, fmt.Sprintf("group %s: session death times: %s", f.cfg.Name, countsText(r.DeathTimes, []string{DeathExact, DeathFromTTL, DeathObserved})))

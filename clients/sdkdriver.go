@@ -173,7 +173,7 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 		}
 		return
 	}
-	p := &mcp.CallToolParams{Name: cfg.Tool, Arguments: args}
+	p := &mcp.CallToolParams{Name: c.f.tool(), Arguments: args}
 	if seq := c.calls.Add(1); !cfg.NoProgressTokens {
 		p.SetProgressToken(fmt.Sprintf("mcpchaos-%s-%d-%d", cfg.Name, c.idx, seq))
 	}

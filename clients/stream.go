@@ -99,6 +99,7 @@ func (c *Client) openFirst(h *held) *Stream {
 				c.f.rec.Error(Kind(err))
 			}
 		case st.Status == http.StatusOK:
+			c.f.servedStream(h.s)
 			return st
 		case st.Status == http.StatusMethodNotAllowed:
 			return nil // the server offers no standalone stream
@@ -180,6 +181,7 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 			// No cursor, no replay: a plain reconnect.
 			switch {
 			case r.Status == http.StatusOK:
+				c.f.servedStream(h.s)
 				c.setState(metrics.StateLive)
 				return st, nil
 			case r.Dead:

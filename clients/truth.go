@@ -29,7 +29,7 @@ const (
 // learner is a Truth that learns from the client's own traffic (Estimated).
 type learner interface {
 	Truth
-	touch(id string, at time.Time)                 // the server answered a session-scoped request with a success
+	touch(id string, at time.Time, post bool)      // the server answered a request of the session with a success (a POST, or a GET)
 	observeDead(id string, at time.Time)           // the server answered with a dead status
 	streamOpen(id string, open bool, at time.Time) // a GET stream of the session opened or ended
 	forget(id string)                              // the client is done with the session
@@ -66,8 +66,9 @@ type Estimated struct {
 
 	seed   maphash.Seed
 	shards [truthShards]truthShard
-	// servedAfterDeath counts successes for sessions past their estimated death.
-	servedAfterDeath atomic.Int64
+	// servedAfterDeath counts POST successes for sessions whose death the server had shown (a
+	// dead status); refuted counts successes after a death only estimated.
+	servedAfterDeath, refuted atomic.Int64
 }
 
 const truthShards = 64
@@ -138,13 +139,22 @@ func (e *Estimated) deadAt(x *estimate, now time.Time) (time.Time, bool) {
 	return d, true
 }
 
-func (e *Estimated) touch(id string, at time.Time) {
+// touch notes a success: a POST, or a GET (servers count any request as activity). After a
+// death the server showed, a POST success is a dead id served as alive; after a death only
+// estimated, a success refutes the estimate (the TTL or regime declared is off). Either way
+// the death stays where it was put, so that what was reported from it holds.
+func (e *Estimated) touch(id string, at time.Time, post bool) {
 	s := e.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x := s.find(id, true)
 	if _, dead := e.deadAt(x, at); dead {
-		e.servedAfterDeath.Add(1)
+		switch {
+		case x.source == DeathObserved && post:
+			e.servedAfterDeath.Add(1)
+		case x.source == DeathFromTTL:
+			e.refuted.Add(1)
+		}
 		return
 	}
 	if at.After(x.last) {
@@ -222,9 +232,13 @@ func (e *Estimated) DeadSince(id string) (time.Time, bool) {
 	return e.deadAt(x, time.Now())
 }
 
-// ServedAfterDeath counts successes the server answered for sessions past their estimated
-// death: the server serves dead ids as alive, or the declared TTL or regime is wrong.
+// ServedAfterDeath counts POST successes for sessions the server had answered with a dead
+// status: it serves dead ids as alive.
 func (e *Estimated) ServedAfterDeath() int64 { return e.servedAfterDeath.Load() }
+
+// Refuted counts successes for sessions past their estimated death (not shown by the server):
+// the declared TTL or regime understates how long the server keeps sessions.
+func (e *Estimated) Refuted() int64 { return e.refuted.Load() }
 
 // Held counts the sessions the estimate keeps (live and recently ended), for tests.
 func (e *Estimated) Held() int {

@@ -22,7 +22,7 @@ func BenchmarkEstimatedTruth(b *testing.B) {
 		i := int(n.Add(1)) * 7919
 		for pb.Next() {
 			id := ids[i%len(ids)]
-			e.touch(id, time.Now())
+			e.touch(id, time.Now(), true)
 			e.DeadSince(id)
 			e.DeadSince(ids[(i+1)%len(ids)])
 			i++
