@@ -236,3 +236,48 @@ func TestInteropPurgedLog(t *testing.T) {
 		t.Errorf("probe: detected %d, misattributed %d, stale %d", probe.c(metrics.SessionsDeadDetected), probe.c(metrics.MisattributedErrors), probe.c(metrics.StaleEventsApplied))
 	}
 }
+
+// The gosdk group sees every request the SDK sends, its first GET included (the SDK opens it
+// inside Connect, before Connect returns the session): cutting that stream is a drop.
+func TestGoSDKFirstStreamObserved(t *testing.T) {
+	srv := peers.GoSDK(t, peers.Options{SessionTTL: time.Minute})
+	target, _ := url.Parse(srv.URL)
+	inj, err := faults.NewEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	ctx := context.Background()
+	listen, err := inj.AddProxy(ctx, "sdk", target.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := clients.NewHTTPClient(clients.Conn{URL: target, Dial: listen, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := &clients.Endpoint{URL: srv.URL, HTTP: hc, Protocol: clients.Protocol20251125, RequestTimeout: 3 * time.Second,
+		MaxBody: 1 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos-sdk"}
+	rec := metrics.NewGroup("sdk", clients.ClientGoSDK, 1)
+	f := clients.NewFleet(clients.GroupConfig{Name: "sdk", Clients: 1, Tool: "lookup_order", CallEvery: time.Hour,
+		DeadStatuses: []int{404}, ReconnectDelay: 50 * time.Millisecond, ReconnectMax: 200 * time.Millisecond},
+		ep, rec, clients.NewEstimated(time.Minute), func(time.Duration) bool { return false })
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { f.Run(runCtx, time.Now()); close(done) }()
+	defer func() { cancel(); <-done }()
+	// Wait (bounded) until the session is live: Connect has returned, its first GET is open.
+	for deadline := time.Now().Add(10 * time.Second); rec.Get(metrics.SessionsStarted) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no session within 10s")
+		}
+	}
+	if err := inj.AddToxic(ctx, "sdk", faults.Toxic{Name: "cut", Type: faults.TypeDown}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); rec.Get(metrics.Drops) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the SDK's first GET stream was cut, and no drop was counted")
+		}
+	}
+}
