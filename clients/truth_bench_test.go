@@ -18,6 +18,7 @@ func BenchmarkEstimatedTruth(b *testing.B) {
 	}
 	var n atomic.Int64
 	b.ReportAllocs()
+	b.SetParallelism(8) // workers outnumber cores, as a fleet's do
 	b.RunParallel(func(pb *testing.PB) {
 		i := int(n.Add(1)) * 7919
 		for pb.Next() {
