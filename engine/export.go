@@ -131,12 +131,12 @@ func (r *runner) noSessions() string {
 // DNS name unknown, its certificate refused, the toxiproxy-server gone): every group at zero
 // and run.error saying why; the error is a SetupError.
 func (r *runner) failedExport(at time.Time, cause error) (*results.Export, error) {
-	recs := make([]*metrics.Group, len(r.w.Groups))
+	recs := make([]*metrics.Recorder, len(r.w.Groups))
 	for i, g := range r.w.Groups {
 		if i < len(r.recs) {
 			recs[i] = r.recs[i]
 		} else {
-			recs[i] = metrics.NewGroup(g.Name, g.Policy, g.Clients)
+			recs[i] = metrics.NewRecorder(g.Name, g.Policy, g.Clients)
 		}
 	}
 	r.recs = recs

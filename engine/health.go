@@ -29,7 +29,7 @@ const (
 // the run's problems (run.error, run.notes).
 type health struct {
 	start    time.Time
-	recs     []*metrics.Group
+	recs     []*metrics.Recorder
 	dialAddr string           // a URL target's host:port; "" for the reference server
 	ext      *faults.External // nil with embedded Toxiproxy
 	dial     func(addr string, timeout time.Duration) error

@@ -31,7 +31,7 @@ type View struct {
 	Planned  time.Duration // how long the run is planned to last
 
 	fleets   []*clients.Fleet
-	recs     []*metrics.Group
+	recs     []*metrics.Recorder
 	believed []atomic.Int64 // the last census's believed-live-but-dead, per group
 }
 
@@ -39,10 +39,10 @@ type View struct {
 type GroupStatus struct {
 	Name     string
 	Census   clients.Census
-	Recorder *metrics.Group
+	Recorder *metrics.Recorder
 }
 
-func newView(w string, shard *results.Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Group) *View {
+func newView(w string, shard *results.Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Recorder) *View {
 	return &View{Workload: w, Shard: shard, Planned: planned, fleets: fleets, recs: recs, believed: make([]atomic.Int64, len(recs))}
 }
 
@@ -59,7 +59,7 @@ func (v *View) Groups() []GroupStatus {
 }
 
 // Recorders are the groups' recorders, whose counters and histograms may be read at any time.
-func (v *View) Recorders() []*metrics.Group { return v.recs }
+func (v *View) Recorders() []*metrics.Recorder { return v.recs }
 
 // Believed is group i's sessions believed live but dead at the last census (Groups).
 func (v *View) Believed(i int) int64 { return v.believed[i].Load() }
@@ -67,7 +67,7 @@ func (v *View) Believed(i int) int64 { return v.believed[i].Load() }
 // live reads recorders' counters, errors and false-healthy time now (no histograms), as a
 // results.Group that the threshold vocabulary can read: one group's, or their sum
 // ("overall") when given several.
-func live(recs ...*metrics.Group) results.Group {
+func live(recs ...*metrics.Recorder) results.Group {
 	g := results.Group{Counters: map[string]int64{}, Errors: map[string]int64{}}
 	for _, rec := range recs {
 		g.Name = rec.Name

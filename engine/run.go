@@ -27,7 +27,7 @@ type runner struct {
 	inst    *refserver.Instance
 	inj     faults.Injector
 	fleets  []*clients.Fleet
-	recs    []*metrics.Group
+	recs    []*metrics.Recorder
 	proxies map[string]string // group → proxy listen address
 	tgt     targetInfo        // what setUp learnt about the target (setup.go)
 

@@ -79,7 +79,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.Group, conn clients.C
 	if gen.Generation == clients.Stateless {
 		ep.Protocol = gen.Protocol
 	}
-	rec := metrics.NewGroup(g.Name, g.Policy, g.Clients)
+	rec := metrics.NewRecorder(g.Name, g.Policy, g.Clients)
 	fc := clients.GroupConfig{
 		Name:           g.Name,
 		Clients:        g.Clients,
