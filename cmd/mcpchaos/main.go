@@ -1,7 +1,7 @@
 // Command mcpchaos is a chaos and load-testing tool for MCP servers that speak the
-// streamable-HTTP transport. It is the only package that knows every other one: it wires a
-// workload to a target, faults, a client fleet, metrics and results, and maps errors to exit
-// codes in exactly one place (exitCode).
+// streamable-HTTP transport. It holds the command line only: flags (turned into an engine
+// plan), signals, printing, writing the export, --procs orchestration, and the mapping of
+// errors to exit codes, in exactly one place (exitCode). The run itself is package engine's.
 package main
 
 import (
