@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,6 +80,13 @@ func (a *Abandoner) add(ext *faults.External) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.exts = append(a.exts, ext)
+}
+
+// forget drops a run's injector once the run has removed its proxies itself.
+func (a *Abandoner) forget(ext *faults.External) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.exts = slices.DeleteFunc(a.exts, func(e *faults.External) bool { return e == ext })
 }
 
 // Abandon removes the proxies, waiting at most 3 s; what it could not remove it says on

@@ -203,6 +203,9 @@ func (r *runner) close() {
 		if err := r.inj.Close(); err != nil {
 			fmt.Fprintln(r.opts.stderr, "mcpchaos: removing proxies:", err)
 		}
+		if ext, ok := r.inj.(*faults.External); ok {
+			r.opts.abandon.forget(ext)
+		}
 	}
 	if r.inst != nil {
 		r.inst.Close()

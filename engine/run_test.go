@@ -45,9 +45,10 @@ func group(t *testing.T, e *results.Export, name string) *results.Group {
 }
 
 // The product's promise: the seed's cascade happens to the naive group and is prevented in the
-// probe group, with numbers.
+// probe group, with numbers. Not parallel, nor the boundary runs: each is a fleet of 50
+// sessions whose cascade depends on the timing of replays, and several at once under -race
+// on two busy cores starve each other.
 func TestSeedIncidentFast(t *testing.T) {
-	t.Parallel()
 	exp, err := runBuiltin(t, context.Background(), "seed-incident-fast")
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,6 @@ func TestSeedIncidentFast(t *testing.T) {
 func TestBoundaryCollapses(t *testing.T) {
 	for _, name := range []string{"strict-get-fast", "short-retention-fast"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			exp, err := runBuiltin(t, context.Background(), name)
 			if err != nil {
 				t.Fatal(err)
