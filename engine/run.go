@@ -40,8 +40,12 @@ type runner struct {
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
-// the planned time (or until ctx ends: an interrupt), and returns the export. Whenever
-// anything started, the export is returned, with the reason in run.error when the run failed.
+// the planned time (or until ctx ends: an interrupt), and returns the export. Whenever the
+// run got past its checks, the export is returned, with the reason in run.error when the run
+// failed (SetupError, MeasureError, PanicError). No export comes with a ConfigError (a
+// mistake in what was asked, found before anything ran), with ErrInterrupted during set-up
+// (nothing ran), with a start time that passed during set-up, or with an observer that could
+// not start.
 func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
