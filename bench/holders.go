@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -82,7 +83,7 @@ func prepareLean(endpoint string, o Options) func(context.Context) (holder, erro
 	countDials(tr)
 	ep := &clients.Endpoint{
 		URL:            endpoint,
-		HTTP:           &http.Client{Transport: clients.Streaming(tr)},
+		HTTP:           &http.Client{Transport: bound(clients.Streaming(tr), o.Workers)},
 		Protocol:       clients.Protocol20251125,
 		RequestTimeout: 30 * time.Second,
 		MaxBody:        4 << 20,
@@ -218,6 +219,48 @@ func countDials(tr *http.Transport) {
 		dials.Add(1)
 		return dial(ctx, network, addr)
 	}
+}
+
+// bounded lets at most n POSTs be in flight at once, each from its sending to its body's close,
+// as parallel bounds the Go SDK client's establishments and both clients' calls. The fleet
+// starts every client at once; unbounded, its establishments would overflow the pool of
+// 2×Workers connections, and every connection the pool cannot keep is dialed again.
+type bounded struct {
+	rt    http.RoundTripper
+	slots chan struct{}
+}
+
+func bound(rt http.RoundTripper, n int) http.RoundTripper {
+	return &bounded{rt: rt, slots: make(chan struct{}, n)}
+}
+
+func (b *bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost {
+		return b.rt.RoundTrip(req)
+	}
+	select {
+	case b.slots <- struct{}{}:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	resp, err := b.rt.RoundTrip(req)
+	if err != nil {
+		<-b.slots
+		return nil, err
+	}
+	resp.Body = &releasing{ReadCloser: resp.Body, release: sync.OnceFunc(func() { <-b.slots })}
+	return resp, nil
+}
+
+// releasing gives its slot back when the body is closed.
+type releasing struct {
+	io.ReadCloser
+	release func()
+}
+
+func (r *releasing) Close() error {
+	defer r.release()
+	return r.ReadCloser.Close()
 }
 
 // parallel calls fn(i) for i in [0, n) on at most workers goroutines.
