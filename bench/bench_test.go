@@ -104,6 +104,11 @@ func TestMeasureHoldsSessionsCheaply(t *testing.T) {
 		if r.FDs < 200 || r.RSSBytes <= 0 || r.PSSBytes <= 0 {
 			t.Errorf("%s: held 200 sessions with %d more descriptors and %d bytes more RSS, %d PSS", kind, r.FDs, r.RSSBytes, r.PSSBytes)
 		}
+		// Connections are reused: a session dials its stream's own, and the POSTs share a pool
+		// that at most Workers establishments at once never overflow.
+		if r.EstablishDials < 200 || r.EstablishDials > 200+3*4 {
+			t.Errorf("%s: %d connections dialed to establish 200 sessions with 4 workers, want 200 to 212", kind, r.EstablishDials)
+		}
 		// The process stood still while both were read: smaps_rollup's Rss and status's VmRSS
 		// count the same pages (status's counters may lag by a few pages per thread).
 		if d := outside - r.HeldRSSBytes; d < -r.HeldRSSBytes/50 || d > r.HeldRSSBytes/50 {
