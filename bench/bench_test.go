@@ -124,16 +124,30 @@ func TestMeasureHoldsSessionsCheaply(t *testing.T) {
 	}
 }
 
-// A failing measuring process fails the measurement with its reason, and leaves no child.
+// A target off loopback is refused before any process starts; a measuring process that fails
+// fails the measurement with its reason.
 func TestMeasureRefusesNonLoopback(t *testing.T) {
 	var stderr lockedBuffer
 	_, err := Measure(context.Background(), Options{Client: Lean, URL: "http://192.0.2.1/mcp", Sessions: 1, NoProxy: true},
 		launchSelf(&stderr), nil)
-	if err == nil {
-		t.Fatal("a non-loopback target was accepted")
+	if err == nil || !strings.Contains(err.Error(), "loopback targets only") {
+		t.Fatalf("a non-loopback target: %v", err)
 	}
-	if !strings.Contains(stderr.String(), "loopback targets only") {
-		t.Errorf("the measuring process said %q, want the reason", stderr.String())
+	if stderr.String() != "" {
+		t.Errorf("a process was started for it: %q", stderr.String())
+	}
+}
+
+func TestMeasureReportsAFailingProcess(t *testing.T) {
+	var stderr lockedBuffer
+	// Nothing listens on port 1: establishing fails in the measuring process.
+	_, err := Measure(context.Background(), Options{Client: GoSDK, URL: "http://127.0.0.1:1/mcp", Sessions: 1, NoProxy: true},
+		launchSelf(&stderr), nil)
+	if err == nil || !strings.Contains(err.Error(), "waiting for phase holding") {
+		t.Fatalf("a measuring process that cannot connect: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "connect") {
+		t.Errorf("the measuring process said %q, want its reason", stderr.String())
 	}
 }
 

@@ -37,6 +37,20 @@ type Options struct {
 	HeapProfile string `json:"heap_profile,omitempty"`
 }
 
+func (o Options) check() error {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return fmt.Errorf("target URL: %w", err)
+	}
+	if hostIP(u.Host) == "" {
+		return fmt.Errorf("bench talks to loopback targets only, not %q", u.Host)
+	}
+	if o.Client != Lean && o.Client != GoSDK {
+		return fmt.Errorf("unknown client kind %q (want %s or %s)", o.Client, Lean, GoSDK)
+	}
+	return nil
+}
+
 // Phases of the measuring process. At each it writes one report line and waits for a line
 // from the parent, so the parent reads /proc while the process stands still.
 const (
@@ -67,18 +81,11 @@ type report struct {
 // stopping at each phase to write a report line to out and read a line from parent. It ends
 // its sessions when parent closes (EOF) after the last phase; EOF earlier is an error.
 func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error {
+	if err := o.check(); err != nil {
+		return err
+	}
 	if o.Workers <= 0 {
 		o.Workers = 64
-	}
-	u, err := url.Parse(o.URL)
-	if err != nil {
-		return fmt.Errorf("--url: %w", err)
-	}
-	if hostIP(u.Host) == "" {
-		return fmt.Errorf("bench talks to loopback targets only, not %q", u.Host)
-	}
-	if o.Client != Lean && o.Client != GoSDK {
-		return fmt.Errorf("unknown client kind %q (want %s or %s)", o.Client, Lean, GoSDK)
 	}
 	if o.HeapProfile != "" {
 		runtime.MemProfileRate = 4096 // before the first allocation of a session
@@ -95,9 +102,10 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 		return nil
 	}
 	// What a client kind needs whatever the number of sessions is set up before the baseline.
-	establish := prepareSDK(o.URL, o)
+	var dials atomic.Int64
+	establish := prepareSDK(o.URL, o, &dials)
 	if o.Client == Lean {
-		establish = prepareLean(o.URL, o)
+		establish = prepareLean(o.URL, o, &dials)
 	}
 	if err := pause(quiet(report{Phase: phaseReady})); err != nil {
 		return err

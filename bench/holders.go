@@ -78,9 +78,9 @@ type leanHolder struct {
 
 // prepareLean sets up what the fleet needs whatever its size (transport, policy, recorder);
 // the function it returns establishes the sessions.
-func prepareLean(endpoint string, o Options) func(context.Context) (holder, error) {
+func prepareLean(endpoint string, o Options, dials *atomic.Int64) func(context.Context) (holder, error) {
 	tr := clients.NewTransport(o.Workers * 2)
-	countDials(tr)
+	countDials(tr, dials)
 	ep := &clients.Endpoint{
 		URL:            endpoint,
 		HTTP:           &http.Client{Transport: bound(clients.Streaming(tr), o.Workers)},
@@ -148,11 +148,11 @@ type sdkHolder struct {
 
 // prepareSDK sets up the client and its transport; the function it returns establishes the
 // sessions.
-func prepareSDK(endpoint string, o Options) func(context.Context) (holder, error) {
+func prepareSDK(endpoint string, o Options, dials *atomic.Int64) func(context.Context) (holder, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = o.Workers * 2
 	tr.MaxIdleConns = o.Workers * 2
-	countDials(tr)
+	countDials(tr, dials)
 	hc := &http.Client{Transport: tr}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-bench", Version: "1"}, nil)
 	return func(ctx context.Context) (holder, error) { return holdSDK(ctx, endpoint, o, hc, client) }
@@ -205,12 +205,10 @@ func (h *sdkHolder) close() {
 	h.hc.CloseIdleConnections()
 }
 
-// dials counts the TCP connections the clients open: a connection a pool does not keep is
-// dialed again, and the garbage of each dial (buffers, conn state) is part of what
+// countDials counts the TCP connections tr opens in dials: a connection a pool does not keep
+// is dialed again, and the garbage of each dial (buffers, connection state) is part of what
 // establishing a session costs.
-var dials atomic.Int64
-
-func countDials(tr *http.Transport) {
+func countDials(tr *http.Transport, dials *atomic.Int64) {
 	dial := tr.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext

@@ -96,6 +96,9 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	if o.Sessions < 1 {
 		return nil, errors.New("bench: at least one session")
 	}
+	if err := o.check(); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	r := &Result{Client: o.Client, Sessions: o.Sessions, Proxied: !o.NoProxy}
 	hold := o
 	var px *proxyProcess
