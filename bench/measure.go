@@ -199,15 +199,15 @@ func startProxy(ctx context.Context, launch Launch, target string) (*proxyProces
 
 // held reads the proxy while the sessions are held.
 func (px *proxyProcess) held(r *Result) (err error) {
-	if px.at, err = ReadProc(px.pid()); err != nil {
-		return err
-	}
 	var now proxyReport
 	if err := px.resume(); err != nil {
 		return err
 	}
 	if err := px.next(&now); err != nil {
 		return fmt.Errorf("bench: proxy process: %w", err)
+	}
+	if px.at, err = ReadProc(px.pid()); err != nil { // it has settled and waits again
+		return err
 	}
 	r.ProxyRSSBytes, r.ProxyFDs = px.at.RSS-px.base.RSS, px.at.FDs-px.base.FDs
 	r.ProxyGoroutines = now.Goroutines - px.first.Goroutines

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/mcpchaos/mcpchaos/faults"
 )
@@ -21,7 +20,8 @@ type proxyReport struct {
 
 // ServeProxy is the proxy process: embedded Toxiproxy in front of upstream (a loopback
 // host:port), as a run puts it in front of the target. It writes its listen address, then
-// answers every line from parent with its goroutine count, and ends at EOF.
+// answers every line from parent with its goroutine count, each time settled as the measuring
+// process is before a reading, and ends at EOF.
 func ServeProxy(ctx context.Context, upstream string, parent io.Reader, out io.Writer) error {
 	if hostIP(upstream) == "" {
 		return fmt.Errorf("bench talks to loopback targets only, not %q", upstream)
@@ -36,7 +36,7 @@ func ServeProxy(ctx context.Context, upstream string, parent io.Reader, out io.W
 		return err
 	}
 	enc := json.NewEncoder(out)
-	if err := enc.Encode(proxyReport{Listen: listen, Goroutines: runtime.NumGoroutine()}); err != nil {
+	if err := enc.Encode(proxyReport{Listen: listen, Goroutines: quiet(report{}).Goroutines}); err != nil {
 		return err
 	}
 	in := bufio.NewReader(parent)
@@ -47,7 +47,7 @@ func ServeProxy(ctx context.Context, upstream string, parent io.Reader, out io.W
 			}
 			return err
 		}
-		if err := enc.Encode(proxyReport{Goroutines: runtime.NumGoroutine()}); err != nil {
+		if err := enc.Encode(proxyReport{Goroutines: quiet(report{}).Goroutines}); err != nil {
 			return err
 		}
 	}
