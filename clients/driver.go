@@ -39,8 +39,7 @@ func pickDriver(ep *Endpoint, p Policy) driver {
 // goroutines.
 func (c *Client) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
-	defer guard.Catch("client " + c.f.cfg.Name)
-	guard.Enter("client")
+	defer guard.Catch(ctx, "client "+c.f.cfg.Name)
 	c.f.drv.hold(ctx, c, wg)
 }
 
