@@ -92,7 +92,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.Group, conn clients.C
 		Tool:         g.Tool,
 		Concurrency:  g.Concurrency,
 		// How the clients behave on the wire (clients.GroupConfig, workloads/clientkeys.go).
-		Arguments: g.Arguments, NoProgressTokens: !g.ProgressTokens, LogLevel: g.LogLevel,
+		Arguments: g.Arguments, NoProgressTokens: g.NoProgressTokens, LogLevel: g.LogLevel,
 		Roots: g.Roots, Replies: g.ServerReplies,
 		ReconnectDelay: 100 * time.Millisecond,
 		ReconnectMax:   time.Second,

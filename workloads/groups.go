@@ -92,9 +92,9 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.RequestTimeout = m.durationAtLeast("request_timeout", defaultRequestTimeout, 0, true)
 	g.Protocol = m.oneOf("protocol", protocols)
 	g.Arguments = d.arguments(m)
-	g.ProgressTokens = true
 	if pf := m.field("progress_tokens"); pf != nil {
-		g.ProgressTokens, _ = d.boolean(pf)
+		on, ok := d.boolean(pf)
+		g.NoProgressTokens = ok && !on
 	}
 	if lf := m.field("log_level"); lf != nil {
 		g.LogLevel, _ = d.oneOf(lf, clients.LogLevels())

@@ -96,11 +96,11 @@ type Group struct {
 	Protocol       string        // MCP protocol version offered; default Protocols()[0]
 	// Arguments are the tool call's arguments, with placeholders ({{client}}, {{seq}},
 	// {{group}}); nil: the smallest instance of the tool's inputSchema.
-	Arguments      map[string]any
-	ProgressTokens bool                       // tool calls carry _meta.progressToken; default true
-	LogLevel       string                     // sent with logging/setLevel; "" = none
-	Roots          []clients.Root             // offered and answered to roots/list; nil = none
-	ServerReplies  map[string]json.RawMessage // scripted results for sampling and elicitation
+	Arguments        map[string]any
+	NoProgressTokens bool                       // progress_tokens: false; tool calls carry _meta.progressToken by default
+	LogLevel         string                     // sent with logging/setLevel; "" = none
+	Roots            []clients.Root             // offered and answered to roots/list; nil = none
+	ServerReplies    map[string]json.RawMessage // scripted results for sampling and elicitation
 }
 
 // Fault is a toxic (or a whole-proxy outage) applied to the proxies of some
