@@ -59,6 +59,8 @@ type Fleet struct {
 	args    toolArgs // learnt from the tool's inputSchema when the group gives none
 	samples errorSamples
 	deaths  [deathSourceLen]atomic.Int64 // deaths counted, by how their time was obtained
+	// refusedCalls counts surfaced tool calls the server refused (fleetreport.go).
+	refusedCalls atomic.Int64
 
 	protoMu  sync.Mutex
 	protocol string

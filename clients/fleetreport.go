@@ -12,6 +12,18 @@ import (
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
+// errNoTool is a server that lists no tool: no call can be made, whatever the group asks.
+var errNoTool = errors.New("the server offers no tool, so no tool call can be made")
+
+// argsFailed counts a call that could not be made for want of arguments; a server without
+// tools refuses every call.
+func (f *Fleet) argsFailed(err error) {
+	f.rec.Inc(metrics.ToolCallsFailed)
+	if errors.Is(err, errNoTool) {
+		f.refusedCalls.Add(1)
+	}
+}
+
 // toolArgs are the arguments learnt from the tool's inputSchema, once per group.
 type toolArgs struct {
 	mu   sync.Mutex
@@ -45,7 +57,7 @@ func (f *Fleet) arguments(ctx context.Context, c *Client, list func(context.Cont
 		return nil, f.args.err
 	}
 	if len(res.Tools) == 0 {
-		f.args.err = errors.New("the server offers no tool, so no tool call can be made")
+		f.args.err = errNoTool
 		f.sample(f.args.err.Error())
 		return nil, f.args.err
 	}
@@ -150,6 +162,25 @@ func (f *Fleet) callFailed(rep *Reply, err error, dead bool) {
 	}
 }
 
+// surfaced counts a tool call surfaced as a failure; refused says the server refused its last
+// attempt rather than a fault or a session death cutting it.
+func (f *Fleet) surfaced(rep *Reply, err error, dead bool) {
+	f.rec.Inc(metrics.ToolCallsFailed)
+	if refusal(rep, err, dead) {
+		f.refusedCalls.Add(1)
+	}
+}
+
+// refusal says whether a failed attempt was the server's refusal: a JSON-RPC error, a status
+// that is neither a success nor a dead session's, or a reply that broke the protocol.
+func refusal(rep *Reply, err error, dead bool) bool {
+	if err != nil {
+		k := Kind(err)
+		return k == metrics.ErrProtocol || k == metrics.ErrTooLarge || k == metrics.ErrBadSessionID
+	}
+	return rep != nil && !dead && (rep.Status/100 != 2 || rep.RPCError != nil)
+}
+
 // Report is what a group learnt beyond its counters, for the export.
 type Report struct {
 	// ErrorSamples are the first distinct failure texts (transport, protocol, status, JSON-RPC
@@ -166,6 +197,9 @@ type Report struct {
 	// EstimateRefuted counts successes for sessions past their estimated death: the declared
 	// TTL or regime understates the server's session lifetime, so the estimates are off.
 	EstimateRefuted int64 `json:"estimate_refuted,omitempty"`
+	// RefusedCalls counts tool calls surfaced as failures whose last attempt the server refused
+	// (a JSON-RPC error, a status that is not a dead session's, a reply that broke the rules).
+	RefusedCalls int64 `json:"refused_calls,omitempty"`
 	// SessionIDChanged counts replies that named a session id other than the one sent.
 	SessionIDChanged int64 `json:"session_id_changed,omitempty"`
 }
@@ -188,6 +222,7 @@ func (f *Fleet) Report() Report {
 		r.DeathTimes = nil
 	}
 	r.SessionIDChanged = f.ep.idChanged.Load()
+	r.RefusedCalls = f.refusedCalls.Load()
 	if e, ok := f.truth.(*Estimated); ok {
 		r.ServedAfterDeath, r.EstimateRefuted = e.ServedAfterDeath(), e.Refuted()
 	}

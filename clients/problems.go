@@ -28,7 +28,7 @@ func (f *Fleet) Outcome() Outcome {
 // groups' outcomes.
 func Problems(groups []Outcome, expectReplays bool) []string {
 	var out []string
-	var replays, drops, started int64
+	var replays, reconnects int64
 	for _, g := range groups {
 		out = append(out, g.problems()...)
 		if g.Stateless {
@@ -36,17 +36,15 @@ func Problems(groups []Outcome, expectReplays bool) []string {
 		}
 		s := g.Snapshot
 		replays += s.Counter(metrics.ReplaysOK) + s.Counter(metrics.ReplaysDead) + s.Counter(metrics.ReplaysUnknownCursor)
-		drops += s.Counter(metrics.Drops)
-		started += s.Counter(metrics.SessionsStarted)
-	}
-	// One group may end its sessions before it replays (its calls fail first); the run has
-	// measured the replay if any group made one.
-	if expectReplays && started > 0 && replays == 0 {
-		if drops == 0 {
-			out = append(out, "the faults dropped no stream and no group replayed, so the replay's truth was never tested")
-		} else {
-			out = append(out, fmt.Sprintf("%d drops but no replay in any group: no stream carried an event id, so no client held a cursor; have the server stream its replies (progress tokens, notifications) or give its event ids", drops))
+		if h := s.Hist(metrics.ReconnectLatency); h != nil {
+			reconnects += h.TotalCount()
 		}
+	}
+	// One group may end its sessions before it replays (its calls fail first), and a short
+	// run may end before anyone reconnects; the run failed to test the replay only when clients
+	// did reconnect after drops, and never with a cursor.
+	if expectReplays && reconnects > 0 && replays == 0 {
+		out = append(out, fmt.Sprintf("%d reconnects after drops but no replay in any group: no stream carried an event id, so no client held a cursor; have the server stream its replies (progress tokens, notifications) or give its event ids", reconnects))
 	}
 	return out
 }
@@ -61,14 +59,17 @@ func (g Outcome) problems() []string {
 	if len(g.Report.ErrorSamples) > 0 {
 		why = fmt.Sprintf(" (first: %s)", g.Report.ErrorSamples[0])
 	}
+	// Calls cut by the workload's faults (resets, refused connections, timeouts) are what was
+	// asked for; calls the server refused (a JSON-RPC error, a status that is not a dead
+	// session's, a broken reply) or answered with isError are not.
 	calls := c(metrics.ToolCallsOK) + c(metrics.ToolCallsFailed) + c(metrics.ToolErrors)
-	notDeath := c(metrics.ToolCallsFailed) - c(metrics.MisattributedErrors) + c(metrics.ToolErrors)
+	refused := g.Report.RefusedCalls + c(metrics.ToolErrors)
 	switch {
 	case calls == 0 && (c(metrics.SessionsStarted) > 0 || g.Stateless):
 		say("no tool call completed, so nothing was measured on them%s", why)
-	case calls > 0 && 2*notDeath > calls:
-		say("%d of %d tool calls failed for reasons other than session death (%d tool errors), so the run measured the server's refusals, not its sessions%s",
-			notDeath, calls, c(metrics.ToolErrors), why)
+	case calls > 0 && 2*refused > calls:
+		say("%d of %d tool calls were refused by the server (%d tool errors, the rest JSON-RPC errors, bad statuses or broken replies), not failed by a session death or a fault, so the run measured the refusals, not the sessions%s",
+			refused, calls, c(metrics.ToolErrors), why)
 	}
 	if n := g.Report.ServedAfterDeath; n > 0 {
 		say("the target answered %d requests with success for sessions it had answered as dead: it serves dead ids as alive (silent substitution), so a dead session can look alive", n)

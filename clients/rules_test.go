@@ -152,9 +152,14 @@ func TestProblems(t *testing.T) {
 		return s
 	}
 	healthy := Outcome{Name: "ok", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 90, metrics.ToolCallsFailed: 10, metrics.MisattributedErrors: 10, metrics.ReplaysOK: 4, metrics.Drops: 5})}
-	refused := Outcome{Name: "bad", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsFailed: 340}), Report: Report{ErrorSamples: []string{"JSON-RPC error -32602: unexpected additional properties [\"text\"]"}}}
+	refused := Outcome{Name: "bad", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsFailed: 340}), Report: Report{RefusedCalls: 340, ErrorSamples: []string{"JSON-RPC error -32602: unexpected additional properties [\"text\"]"}}}
+	cut := Outcome{Name: "cut", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 2, metrics.ToolCallsFailed: 9})}
 	noCalls := Outcome{Name: "idle", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5})}
 	noReplay := Outcome{Name: "blind", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 10, metrics.Drops: 7})}
+	for range 7 {
+		_ = noReplay.Snapshot.Hists[metrics.ReconnectLatency].RecordValue(1000)
+	}
+	ended := Outcome{Name: "short", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 10, metrics.Drops: 7})}
 	liar := Outcome{Name: "liar", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 10, metrics.ReplaysOK: 1}), Report: Report{ServedAfterDeath: 3}}
 	for _, tc := range []struct {
 		groups  []Outcome
@@ -162,9 +167,11 @@ func TestProblems(t *testing.T) {
 		want    []string
 	}{
 		{[]Outcome{healthy}, true, nil},
-		{[]Outcome{refused}, false, []string{"group bad: 340 of 340 tool calls failed", "additional properties"}},
+		{[]Outcome{refused}, false, []string{"group bad: 340 of 340 tool calls were refused", "additional properties"}},
+		{[]Outcome{cut}, false, nil},  // cut by faults: what was asked
+		{[]Outcome{ended}, true, nil}, // dropped, never reconnected before the end
 		{[]Outcome{noCalls}, false, []string{"group idle: no tool call completed"}},
-		{[]Outcome{noReplay}, true, []string{"7 drops but no replay in any group"}},
+		{[]Outcome{noReplay}, true, []string{"7 reconnects after drops but no replay in any group"}},
 		{[]Outcome{noReplay}, false, nil},
 		{[]Outcome{noReplay, healthy}, true, nil}, // one group replayed: the run measured it
 		{[]Outcome{liar}, false, []string{"group liar: the target answered 3 requests with success for sessions it had answered as dead"}},

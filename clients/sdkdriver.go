@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
@@ -169,7 +170,7 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 	})
 	if err != nil {
 		if ctx.Err() == nil {
-			c.f.rec.Inc(metrics.ToolCallsFailed)
+			c.f.argsFailed(err)
 		}
 		return
 	}
@@ -202,6 +203,9 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 		c.abandon(h, false, true)
 	default:
 		c.f.rec.Inc(metrics.ToolCallsFailed)
+		if we := (*jsonrpc.Error)(nil); errors.As(err, &we) {
+			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
+		}
 		if c.deadNow(h) {
 			c.f.rec.Inc(metrics.MisattributedErrors) // a session death reported as a tool failure
 		}

@@ -154,7 +154,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 	args, err := c.f.arguments(ctx, c, c.f.listTools(h.s))
 	if err != nil {
 		if ctx.Err() == nil {
-			c.f.rec.Inc(metrics.ToolCallsFailed)
+			c.f.argsFailed(err)
 		}
 		return
 	}
@@ -188,7 +188,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 			lost = true
 		}
 		if err == nil || attempt > reissues(c.f.policy) {
-			c.f.rec.Inc(metrics.ToolCallsFailed)
+			c.f.surfaced(rep, err, false)
 			return
 		}
 		if !sleep(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {

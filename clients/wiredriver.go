@@ -52,7 +52,7 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 	args, err := c.f.arguments(ctx, c, c.f.listTools(h.s))
 	if err != nil {
 		if ctx.Err() == nil {
-			c.f.rec.Inc(metrics.ToolCallsFailed)
+			c.f.argsFailed(err)
 		}
 		return
 	}
@@ -89,7 +89,7 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 			c.abandon(h, true, true)
 			return
 		case SurfaceFailure:
-			c.f.rec.Inc(metrics.ToolCallsFailed)
+			c.f.surfaced(rep, err, f.Dead)
 			if f.Dead || (f.Status != 0 && c.deadNow(h)) {
 				c.f.rec.Inc(metrics.MisattributedErrors)
 			}
