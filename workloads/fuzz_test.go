@@ -140,11 +140,11 @@ func TestAliasHeavyFileIsQuick(t *testing.T) {
 		fmt.Fprintf(&b, "junk%d: 1, ", i)
 	}
 	b.WriteString("policy: naive, clients: 1}\nname: hostile\ntarget: {builtin: {session_ttl: 1s}}\nphases: [{duration: 10s, calls: true}]\ngroups:\n")
-	for i := range maxListLen {
+	for i := range maxAliases / 2 { // the most aliases scanShape lets through
 		fmt.Fprintf(&b, "  - {<<: *bad, name: g%d}\n", i)
 	}
 	b.WriteString("faults:\n")
-	for i := range maxListLen / 2 {
+	for i := range maxAliases / 2 {
 		fmt.Fprintf(&b, "  - {toxic: down, at: 1s, groups: [g%d]}\n  - {toxic: down, at: 1s, groups: *names}\n", i)
 	}
 	start := time.Now()
@@ -156,5 +156,11 @@ func TestAliasHeavyFileIsQuick(t *testing.T) {
 	var ve *ValidationError
 	if errors.As(err, &ve) && len(ve.Errs) != maxErrors+1 {
 		t.Errorf("got %d errors, want %d and a line saying more were left out: %v", len(ve.Errs), maxErrors+1, err)
+	}
+	// One alias more and the file is refused before it is parsed.
+	b.WriteString("x-more: *bad\n")
+	_, err = Parse("fuzz.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than %d aliases", maxAliases)) {
+		t.Errorf("%d aliases: %v", maxAliases+1, err)
 	}
 }
