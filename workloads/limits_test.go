@@ -10,11 +10,11 @@ import (
 )
 
 // parseAlloc parses src and returns the error and the bytes allocated meanwhile.
-func parseAlloc(t *testing.T, src string) (error, uint64) {
+func parseAlloc(t *testing.T, name, src string) (error, uint64) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := Parse("deep.yaml", []byte(src))
+	_, err := Parse(name, []byte(src))
 	runtime.ReadMemStats(&after)
 	return err, after.TotalAlloc - before.TotalAlloc
 }
@@ -37,7 +37,7 @@ func TestDeepNestingRefusedBeforeParsing(t *testing.T) {
 		{"indented block sequences", indented.String(), maxDepth, 2*maxDepth - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err, alloc := parseAlloc(t, tc.src)
+			err, alloc := parseAlloc(t, "deep.yaml", tc.src)
 			want := fmt.Sprintf("deep.yaml:%d:%d: nested more than %d levels deep", tc.line, tc.col, maxDepth)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Fatalf("got %v, want %s", err, want)
