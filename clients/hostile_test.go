@@ -91,7 +91,7 @@ func (h *hostile) serve(w http.ResponseWriter, r *http.Request) {
 	case "giant-event": // one event of many lines, never finished
 		sse()
 		line := []byte("data: " + strings.Repeat("x", 1000) + "\n")
-		for i := 0; i < 64<<10 && ctx.Err() == nil; i++ { // at most 64 MB
+		for i := 0; i < 256<<10 && ctx.Err() == nil; i++ { // at most 256 MB
 			if _, err := w.Write(line); err != nil {
 				return
 			}
@@ -100,7 +100,7 @@ func (h *hostile) serve(w http.ResponseWriter, r *http.Request) {
 		sse()
 		_, _ = io.WriteString(w, "data: ")
 		chunk := bytes.Repeat([]byte("y"), 32<<10)
-		for i := 0; i < 2<<10 && ctx.Err() == nil; i++ { // at most 64 MB
+		for i := 0; i < 8<<10 && ctx.Err() == nil; i++ { // at most 256 MB
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
@@ -515,11 +515,13 @@ func TestHostileFleetBounded(t *testing.T) {
 	if h.offOrigin.Load() != 0 {
 		t.Errorf("a redirect was followed off the origin")
 	}
-	// 64 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
+	// 256 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
 	// heap must not have grown by anything like that. The caps allow about 64 KiB per event,
 	// body and header block in flight; measured growth is about 15 MB with our clients and
-	// 25 MB with the Go SDK's clients added (its reconnecting streams hold more).
-	const bound = 48 << 20
+	// 25 MB with the Go SDK's clients added (its reconnecting streams hold more), and up to
+	// 49 MB on a loaded machine, where more requests (and the test's own servers' 200 KB
+	// headers) are in flight at once. One event held whole would be 256 MB.
+	const bound = 96 << 20
 	if grew := int64(peak.Load()) - int64(before.HeapInuse); grew > bound {
 		t.Errorf("heap in use grew by %d MB during the run, over %d MB", grew>>20, bound>>20)
 	}
