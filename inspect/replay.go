@@ -1,0 +1,111 @@
+package inspect
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+)
+
+// cursorsPerTrial bounds how many cursors of a trail one replay trial tries.
+const cursorsPerTrial = 3
+
+// replayTrial is what GETs with a dead session's cursors got.
+type replayTrial struct {
+	status *int  // the status of the decisive GET (or the last one), nil when none got one
+	lies   *bool // the verdict; nil when it could not tell
+	events int   // the dead session's events that came back
+}
+
+// replayDead resumes the dead session s's trail with its own id: does the server answer a
+// dead session's resume with 200 (the seed's trap)? plainGet is what a GET without a cursor
+// got on the same dead session. A refusal is "no"; a 200 is "yes" when it delivered events of
+// the trail, or when the same session's GET without a cursor is refused (the cursor alone won
+// the 200); a 200 otherwise, a 405 or no answer leave it unknown.
+func (in *inspector) replayDead(ctx context.Context, s *clients.Session, t *trail, plainGet *int) replayTrial {
+	var out replayTrial
+	for _, c := range t.cursors(cursorsPerTrial) {
+		st, got, ok := in.replayFrom(ctx, s, t, c)
+		if !ok {
+			continue
+		}
+		out.status = ptr(st)
+		switch {
+		case st == http.StatusMethodNotAllowed:
+			return out
+		case st != http.StatusOK:
+			out.lies = ptr(false)
+			return out
+		case len(got) > 0:
+			out.lies, out.events = ptr(true), len(got)
+			return out
+		case plainGet != nil && *plainGet != http.StatusOK:
+			out.lies = ptr(true)
+			return out
+		}
+	}
+	if isTrue(out.lies) || out.status == nil {
+		return out
+	}
+	in.note("the dead session's GET answers 200 with or without a cursor, and none of its events came back: whether it replays is unknown")
+	return out
+}
+
+// crossSession resumes a dead session's trail as a fresh live session: does the server hand
+// one session's events to another? A refusal is "no"; "yes" needs the dead session's own
+// events; a 200 that delivers none of them is unknown, never "no".
+func (in *inspector) crossSession(ctx context.Context, t *trail) {
+	d, err := in.open(ctx)
+	if err != nil {
+		in.note("cross-session replay: %v", err)
+		return
+	}
+	defer d.Delete(ctx)
+	empty := false
+	for _, c := range t.cursors(cursorsPerTrial) {
+		st, got, ok := in.replayFrom(ctx, d, t, c)
+		switch {
+		case !ok:
+		case st == http.StatusMethodNotAllowed:
+			return
+		case st != http.StatusOK:
+			in.fp.CrossSessionReplay = ptr(false)
+			return
+		case len(got) > 0:
+			in.fp.CrossSessionReplay = ptr(true)
+			return
+		default:
+			empty = true
+		}
+	}
+	if empty {
+		in.note("cross-session replay: a live session's GET with the dead session's cursor answered 200 but delivered none of the dead session's events: unknown")
+	}
+}
+
+// replayFrom sends a GET with cursor c as s and returns its status and the events of t that
+// followed c which it delivered (waiting until all came, the stream ended, or a short wait
+// passed). ok is false when the GET got no usable answer (transport failure, or a 200 that is
+// not a stream: noted).
+func (in *inspector) replayFrom(ctx context.Context, s *clients.Session, t *trail, c string) (int, []string, bool) {
+	rs := in.openStream(ctx, s, c)
+	if rs == nil || rs.garbage != "" {
+		return 0, nil, false
+	}
+	if rs.status != http.StatusOK {
+		return rs.status, nil, true
+	}
+	want := t.after(c)
+	var got []string
+	rs.dataIDs(in.shortWait(), func(ids []string) bool {
+		got = got[:0]
+		for _, id := range ids {
+			if slices.Contains(want, id) {
+				got = append(got, id)
+			}
+		}
+		return len(got) == len(want)
+	})
+	return rs.status, got, true
+}
