@@ -16,49 +16,29 @@ type trail struct {
 	ids []string
 }
 
-// after returns the ids that followed cursor c.
-func (t *trail) after(c string) []string {
+// others returns the trail's ids other than cursor c: what a replay from c may deliver. It is a
+// set, not what followed c in arrival order, because stores disagree on order: mcp-go's and the
+// reference server's replay in insertion order, the TypeScript SDK's example store sorts ids
+// as strings (an event of the same millisecond can sort before the cursor).
+func (t *trail) others(c string) []string {
 	if t == nil {
 		return nil
 	}
-	i := slices.Index(t.ids, c)
-	if i < 0 {
-		return nil
-	}
-	return t.ids[i+1:]
+	return slices.DeleteFunc(slices.Clone(t.ids), func(id string) bool { return id == c })
 }
 
-// sortable says whether some id that followed c also sorts after it as a string: a store that
-// orders ids as strings (the TypeScript SDK's in-memory one) replays only those, so a cursor
-// without one can look like "nothing to replay".
-func (t *trail) sortable(c string) bool {
-	return slices.ContainsFunc(t.after(c), func(id string) bool { return id > c })
-}
-
-// cursors returns up to n cursors to try, best first: cursors with a follower, the sortable
-// ones first, earliest first (the most followers); a lone id when that is all there is.
+// cursors returns up to n cursors to try, so that a replay from one of them delivers events of
+// the trail under either order: the first id to arrive (insertion order), the least as a
+// string (string order), then the others that arrived before the last; a lone id when that is
+// all there is.
 func (t *trail) cursors(n int) []string {
 	if t == nil || len(t.ids) == 0 {
 		return nil
 	}
-	if len(t.ids) == 1 {
-		return t.ids
-	}
-	c := slices.Clone(t.ids[:len(t.ids)-1])
-	slices.SortStableFunc(c, func(a, b string) int {
-		switch sa, sb := t.sortable(a), t.sortable(b); {
-		case sa && !sb:
-			return -1
-		case sb && !sa:
-			return 1
-		}
-		return 0
-	})
-	return c[:min(n, len(c))]
+	out := []string{t.ids[0], slices.Min(t.ids)}
+	out = append(out, t.ids[1:len(t.ids)-1]...)
+	return slices.Compact(out)[:min(n, len(slices.Compact(out)))]
 }
-
-// good says the trail has a cursor whose replay any event store would deliver.
-func (t *trail) good() bool { return t != nil && slices.ContainsFunc(t.ids, t.sortable) }
 
 // source is one way a server may put event ids in a session's hands.
 type source struct {
@@ -66,29 +46,20 @@ type source struct {
 	get  func(ctx context.Context, s *clients.Session) []string
 }
 
-// attemptsPerSource is how often a source that gave ids, but none sortable, is tried again:
-// ids minted in one millisecond may sort in any order (see trail.sortable).
-const attemptsPerSource = 3
-
 // acquire finds a trail of s by every means a server offers, in order of cost: the priming
 // event and ids of a ping reply, of logging/setLevel's, of tool calls sent with a progress token
 // (the likeliest to stream notifications first), and the standalone GET stream. It stops at the
-// first good trail; otherwise it returns the longest it saw, or nil.
+// first trail of two ids or more (a cursor and an event to recognise in a replay); otherwise it
+// returns a lone id, or nil.
 func (in *inspector) acquire(ctx context.Context, s *clients.Session) *trail {
 	var best *trail
 	for _, src := range in.sources(ctx, s) {
-		for range attemptsPerSource {
-			ids := src.get(ctx, s)
-			if len(ids) == 0 {
-				break
-			}
-			t := &trail{via: src.name, ids: ids}
-			if t.good() {
-				return t
-			}
-			if best == nil || len(t.ids) > len(best.ids) {
-				best = t
-			}
+		ids := src.get(ctx, s)
+		switch {
+		case len(ids) >= 2:
+			return &trail{via: src.name, ids: ids}
+		case len(ids) == 1 && best == nil:
+			best = &trail{via: src.name, ids: ids}
 		}
 	}
 	return best

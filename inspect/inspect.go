@@ -32,8 +32,9 @@ type Options struct {
 	ToolArgs map[string]any
 }
 
-// ttlMargin is how long past the declared TTL inspect waits before it calls a session dead.
-func ttlMargin(ttl time.Duration) time.Duration { return max(ttl/2, 500*time.Millisecond) }
+// ttlMargin is how long past the declared TTL inspect waits before it calls a session dead:
+// servers sweep idle sessions periodically (mcp-go up to a second late).
+func ttlMargin(ttl time.Duration) time.Duration { return max(ttl/2, time.Second) }
 
 // UnreachableError means the server could not be inspected at all.
 type UnreachableError struct{ Err error }

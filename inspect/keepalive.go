@@ -21,6 +21,9 @@ const (
 	keepaliveNotification = "notification"
 )
 
+// openingFlush is how soon after the headers an arrival still counts as part of the opening.
+const openingFlush = 50 * time.Millisecond
+
 type arrival struct {
 	at   time.Time
 	kind string
@@ -52,6 +55,9 @@ func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
 			if !ok {
 				in.keepaliveSeen(opened, seen, ptr(time.Since(opened).Milliseconds()))
 				return
+			}
+			if a.at.Sub(opened) < openingFlush {
+				continue // written with the headers (the Go SDK's ": ok"): it opens the stream
 			}
 			seen = append(seen, a)
 		case <-timer.C:

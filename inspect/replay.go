@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients"
 )
@@ -84,10 +85,14 @@ func (in *inspector) crossSession(ctx context.Context, t *trail) {
 	}
 }
 
-// replayFrom sends a GET with cursor c as s and returns its status and the events of t that
-// followed c which it delivered (waiting until all came, the stream ended, or a short wait
-// passed). ok is false when the GET got no usable answer (transport failure, or a 200 that is
-// not a stream: noted).
+// replayWait bounds the wait for a replay's events; it ends early once all came or the stream
+// ended, so only a replay that delivers nothing known waits it out.
+func (in *inspector) replayWait() time.Duration { return min(in.o.Timeout, 2*time.Second) }
+
+// replayFrom sends a GET with cursor c as s and returns its status and the events of t other
+// than c that it delivered, in whatever order (waiting until all came, the stream ended, or
+// replayWait passed). ok is false when the GET got no usable answer (transport failure, or a
+// 200 that is not a stream: noted).
 func (in *inspector) replayFrom(ctx context.Context, s *clients.Session, t *trail, c string) (int, []string, bool) {
 	rs := in.openStream(ctx, s, c)
 	if rs == nil || rs.garbage != "" {
@@ -96,9 +101,9 @@ func (in *inspector) replayFrom(ctx context.Context, s *clients.Session, t *trai
 	if rs.status != http.StatusOK {
 		return rs.status, nil, true
 	}
-	want := t.after(c)
+	want := t.others(c)
 	var got []string
-	rs.dataIDs(in.shortWait(), func(ids []string) bool {
+	rs.dataIDs(in.replayWait(), func(ids []string) bool {
 		got = got[:0]
 		for _, id := range ids {
 			if slices.Contains(want, id) {

@@ -3,7 +3,6 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"sync/atomic"
@@ -20,6 +19,9 @@ type rawStream struct {
 	resp    *http.Response
 	cancel  context.CancelFunc
 	ended   atomic.Bool // the body ended (held streams)
+	// answer, when set, answers the server requests that come on the stream (a fresh stream's;
+	// a replay's are history, sent before).
+	answer func(data []byte)
 }
 
 // stream says whether the GET was answered with an SSE stream.
@@ -40,6 +42,9 @@ func (in *inspector) openStream(ctx context.Context, s *clients.Session, cursor 
 		return nil
 	}
 	rs := &rawStream{status: resp.StatusCode, resp: resp, cancel: cancel}
+	if cursor == "" {
+		rs.answer = func(data []byte) { in.serverMessage(ctx, s, data) }
+	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if rs.status == http.StatusOK && ct != "text/event-stream" {
 		body := time.AfterFunc(in.o.Timeout, cancel)
@@ -61,12 +66,19 @@ func (rs *rawStream) close() {
 	rs.resp.Body.Close()
 }
 
-// hold reads the stream in the background until it ends, so that the server can write to it
-// and open can tell whether it still stands.
+// hold reads the stream in the background until it ends (answering server requests), so that
+// the server can write to it and open can tell whether it still stands.
 func (rs *rawStream) hold() {
 	go func() {
-		_, _ = io.Copy(io.Discard, rs.resp.Body)
-		rs.ended.Store(true)
+		defer rs.ended.Store(true)
+		for ev, err := range clients.ReadEvents(rs.resp.Body, maxEvent) {
+			if err != nil {
+				return
+			}
+			if ev.Data != "" && rs.answer != nil {
+				rs.answer([]byte(ev.Data))
+			}
+		}
 	}()
 }
 
@@ -83,7 +95,13 @@ func (rs *rawStream) events(wait time.Duration, keep func(clients.Event) bool) {
 		defer close(done)
 		n := 0
 		for ev, err := range clients.ReadEvents(rs.resp.Body, maxEvent) {
-			if n++; err != nil || n > maxReplyEvents || !keep(ev) {
+			if n++; err != nil || n > maxReplyEvents {
+				return
+			}
+			if ev.Data != "" && rs.answer != nil {
+				rs.answer([]byte(ev.Data))
+			}
+			if !keep(ev) {
 				return
 			}
 		}

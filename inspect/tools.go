@@ -31,8 +31,9 @@ var (
 )
 
 // pickTools chooses up to maxTools tools to call with a progress token, the likeliest to stream
-// first: a named tool alone when the user named one; never a tool marked destructive or named
-// like one, unless named by the user.
+// first, then those marked read-only, those marked destructive last (SDKs such as mcp-go mark
+// every tool destructive by default, so the mark alone cannot rule a tool out); never a tool
+// named like a destructive one. A tool the user named is the only one called.
 func pickTools(list json.RawMessage, named string) []toolInfo {
 	var l struct {
 		Tools []toolInfo `json:"tools"`
@@ -50,7 +51,7 @@ func pickTools(list json.RawMessage, named string) []toolInfo {
 	}
 	var out []toolInfo
 	for _, t := range l.Tools {
-		if isTrue(t.Annotations.Destructive) || hasWord(t.Name, destructiveWords) {
+		if hasWord(t.Name, destructiveWords) {
 			continue
 		}
 		out = append(out, t)
@@ -62,6 +63,9 @@ func pickTools(list json.RawMessage, named string) []toolInfo {
 		}
 		if isTrue(t.Annotations.ReadOnly) {
 			s--
+		}
+		if isTrue(t.Annotations.Destructive) {
+			s++
 		}
 		return s
 	}
