@@ -33,8 +33,9 @@ type Options struct {
 }
 
 // ttlMargin is how long past the declared TTL inspect waits before it calls a session dead:
-// servers sweep idle sessions periodically (mcp-go up to a second late).
-func ttlMargin(ttl time.Duration) time.Duration { return max(ttl/2, time.Second) }
+// servers sweep idle sessions periodically (mcp-go every max(TTL/2, 1s), so up to that late),
+// and the margin must outlast such a sweep.
+func ttlMargin(ttl time.Duration) time.Duration { return max(ttl/2, time.Second) + 500*time.Millisecond }
 
 // UnreachableError means the server could not be inspected at all.
 type UnreachableError struct{ Err error }

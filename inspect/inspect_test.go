@@ -31,6 +31,7 @@ type facts struct {
 	Post, Get, GetCursor, Missing, DupGet string // a status or "-"
 	Holds                                 string
 	Keepalive                             bool
+	Via                                   string // how the cursor came
 	Probe                                 string
 	Dead                                  []int
 	Hazards                               []string
@@ -44,7 +45,7 @@ func factsOf(fp *Fingerprint) facts {
 		Post: intText(fp.DeadStatus.Post), Get: intText(fp.DeadStatus.Get), GetCursor: intText(fp.DeadStatus.GetWithCursor),
 		Missing: intText(fp.MissingSessionStatus), DupGet: intText(fp.DuplicateGetStatus),
 		Holds: boolText(fp.OpenStreamHoldsSession), Keepalive: fp.StreamKeepaliveMS != nil,
-		Probe: fp.Verdict.Probe, Dead: fp.Verdict.DeadStatuses,
+		Via: fp.CursorVia, Probe: fp.Verdict.Probe, Dead: fp.Verdict.DeadStatuses,
 	}
 	for _, h := range fp.Verdict.Hazards {
 		f.Hazards = append(f.Hazards, h.Name)
@@ -69,21 +70,28 @@ func TestFingerprints(t *testing.T) {
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "yes", Cross: "no", Silent: "no",
 			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
-			Holds: "no", Keepalive: true, Probe: "ping", Dead: []int{404},
+			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{404},
+			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
+		{"reference server, the seed's regime, JSON replies: the cursor comes from the GET stream", func(t *testing.T) *url.URL {
+			return referenceServer(t, refserver.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 50 * time.Millisecond, PostResponse: refserver.PostJSON})
+		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
+			GetValidates: "yes", Replay: "yes", Cross: "no", Silent: "no",
+			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
+			Holds: "no", Keepalive: true, Via: "the GET stream", Probe: "ping", Dead: []int{404},
 			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
 		{"reference server, strict GET, dead status 400, keepalives", func(t *testing.T) *url.URL {
 			return referenceServer(t, refserver.Config{SessionTTL: ttl, GetValidation: refserver.Strict, DeadStatus: 400, Keepalive: 100 * time.Millisecond})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "no", Cross: "no", Silent: "no",
 			Post: "400", Get: "400", GetCursor: "400", Missing: "400", DupGet: "409",
-			Holds: "no", Keepalive: true, Probe: "ping", Dead: []int{400},
+			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{400},
 			Hazards: []string{"stream_does_not_hold_session", "nonstandard_dead_status"}}},
 		{"Go SDK, stateful, SessionTimeout, event store", func(t *testing.T) *url.URL {
 			return sdkServer(t, &mcp.StreamableHTTPOptions{SessionTimeout: ttl, EventStore: mcp.NewMemoryEventStore(nil)})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "no", Cross: "no", Silent: "no",
 			Post: "404", Get: "404", GetCursor: "404", Missing: "200", DupGet: "409",
-			Holds: "no", Probe: "ping", Dead: []int{404},
+			Holds: "no", Via: "a ping reply", Probe: "ping", Dead: []int{404},
 			Hazards: []string{"stream_does_not_hold_session", "no_keepalive", "missing_session_served"}}},
 		{"Go SDK, stateful, no event store", func(t *testing.T) *url.URL {
 			return sdkServer(t, &mcp.StreamableHTTPOptions{SessionTimeout: ttl})
