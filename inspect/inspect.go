@@ -35,7 +35,9 @@ type Options struct {
 // ttlMargin is how long past the declared TTL inspect waits before it calls a session dead:
 // servers sweep idle sessions periodically (mcp-go every max(TTL/2, 1s), so up to that late),
 // and the margin must outlast such a sweep.
-func ttlMargin(ttl time.Duration) time.Duration { return max(ttl/2, time.Second) + 500*time.Millisecond }
+func ttlMargin(ttl time.Duration) time.Duration {
+	return max(ttl/2, time.Second) + 500*time.Millisecond
+}
 
 // UnreachableError means the server could not be inspected at all.
 type UnreachableError struct{ Err error }
@@ -47,7 +49,7 @@ type inspector struct {
 	o     Options
 	ep    *clients.Endpoint
 	fp    *Fingerprint
-	mu    sync.Mutex  // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
+	mu    sync.Mutex   // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
 	ids   atomic.Int64 // JSON-RPC ids of inspect's own requests
 	tools *[]toolInfo  // the tools to call for event ids, once listed
 }

@@ -25,7 +25,9 @@ type rawStream struct {
 }
 
 // stream says whether the GET was answered with an SSE stream.
-func (rs *rawStream) stream() bool { return rs != nil && rs.status == http.StatusOK && rs.garbage == "" }
+func (rs *rawStream) stream() bool {
+	return rs != nil && rs.status == http.StatusOK && rs.garbage == ""
+}
 
 // openStream sends a GET as s (with cursor, if any) and returns once headers are in; nil when
 // it failed in transport (noted). A 200 that is not an SSE stream is noted as a violation.
