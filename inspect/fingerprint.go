@@ -194,7 +194,11 @@ func (fp *Fingerprint) judge() {
 		add("no_valid_probe", "neither ping nor tools/list is refused on a dead session: no probe can tell a live session from a dead one")
 	}
 	if n := len(fp.ProtocolViolations); n > 0 {
-		add("protocol_violation", "the server answered %d request(s) with what the protocol does not allow (first: %s): the facts those answers touched are unknown", n, fp.ProtocolViolations[0])
+		count := fmt.Sprint(n)
+		if n >= maxViolations {
+			count += " or more"
+		}
+		add("protocol_violation", "the server answered %s request(s) with what the protocol does not allow (first: %s): the facts those answers touched are unknown", count, fp.ProtocolViolations[0])
 	}
 	fp.Verdict = v
 }

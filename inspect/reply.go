@@ -77,6 +77,9 @@ func (in *inspector) exchange(ctx context.Context, s *clients.Session, id int, m
 			r.violation = "the JSON body broke off: " + err.Error()
 		default:
 			r.result, r.rpcErr, r.violation = checkResponse(data, id)
+			if r.violation != "" {
+				r.violation += encoding(resp)
+			}
 		}
 	case ct == "text/event-stream":
 		in.readSSEReply(ctx, s, resp.Body, id, r)

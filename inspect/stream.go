@@ -48,7 +48,7 @@ func (in *inspector) openStream(ctx context.Context, s *clients.Session, cursor 
 		rs.answer = func(data []byte) { in.serverMessage(ctx, s, data) }
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if rs.status == http.StatusOK && ct != "text/event-stream" {
+	if ce := resp.Header.Get("Content-Encoding"); rs.status == http.StatusOK && (ct != "text/event-stream" || ce != "" && ce != "identity") {
 		body := time.AfterFunc(in.o.Timeout, cancel)
 		rs.garbage = fmt.Sprintf("a 200 GET of content type %q%s: %q", ct, encoding(resp), snippet(resp.Body))
 		body.Stop()
