@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,6 +24,7 @@ func newInspectCmd() *cobra.Command {
 		insecure bool
 		http2    bool
 		quiet    bool
+		toolArgs string
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect URL",
@@ -33,7 +35,15 @@ session gets: does GET validate the session, does a dead session's cursor still 
 seed's trap), which statuses mean "dead", are ping and tools/list valid liveness probes, does an
 open stream keep an idle session alive, do idle streams get keepalives.
 
-It prints a table, and with --json FILE writes the fingerprint as JSON. The verdict names the
+To get a cursor it uses every means a server offers: the priming event of a streamed reply,
+logging/setLevel, and tool calls sent with a progress token (up to three tools from tools/list,
+the likeliest to stream first, never one named like delete/remove/drop..., with minimal valid
+arguments from the tool's inputSchema; --tool and --tool-args choose one), then the GET stream.
+It answers the server's requests (ping, roots/list with no roots; sampling and elicitation
+with an error).
+
+It prints a table, and with --json FILE writes the fingerprint as JSON. "unknown" means inspect
+could not tell, never "no". The verdict names the
 hazards and the probe and dead_statuses to put in a workload. Exit status 0 when it could
 inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
 		Args: args(cobra.ExactArgs(1)),
@@ -66,6 +76,14 @@ inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
 				return &usageError{err}
 			}
 			o.Conn.Header = hdr
+			if toolArgs != "" {
+				if o.Tool == "" {
+					return usagef("--tool-args needs --tool NAME")
+				}
+				if err := json.Unmarshal([]byte(toolArgs), &o.ToolArgs); err != nil || o.ToolArgs == nil {
+					return usagef("--tool-args must be a JSON object, such as '{\"text\":\"hi\"}'")
+				}
+			}
 			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
 				return usagef("--ttl, --idle and --timeout must not be negative")
 			}
@@ -102,6 +120,8 @@ inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
 	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")
 	f.StringVar(&o.Protocol, "protocol", clients.Protocol20251125, "the session-family protocol version to offer")
+	f.StringVar(&o.Tool, "tool", "", "the tool to call (with a progress token) for event ids; default: up to three picked from tools/list")
+	f.StringVar(&toolArgs, "tool-args", "", "the --tool's arguments as a JSON object; default: a minimal valid instance of its inputSchema")
 	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)
 	f.StringVar(&caFile, "ca-file", "", "PEM certificates to trust for https")
 	f.BoolVar(&insecure, "insecure-skip-verify", false, "accept any certificate (never in production)")
