@@ -43,46 +43,21 @@ It answers the server's requests (ping, roots/list with no roots; sampling and e
 with an error).
 
 It prints a table, and with --json FILE writes the fingerprint as JSON. "unknown" means inspect
-could not tell, never "no". The verdict names the
-hazards and the probe and dead_statuses to put in a workload. Exit status 0 when it could
-inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
+could not tell, never "no". The verdict names the hazards and the probe and dead_statuses to
+put in a workload. Exit status 0 when it could inspect the server, whatever it found; 1 when it
+could not; 2 for bad flags.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if msg := workloads.CheckURL(a[0]); msg != "" {
 				return usagef("URL %s", msg)
 			}
 			u, _ := url.Parse(a[0])
-			o.Conn = clients.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
-			if caFile != "" {
-				if insecure {
-					return usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
-				}
-				pool, err := clients.LoadCAFile(caFile)
-				if err != nil {
-					return usagef("--ca-file: %v", err)
-				}
-				o.Conn.RootCAs = pool
+			var err error
+			if o.Conn, err = inspectConn(u, caFile, insecure, http2, headers); err != nil {
+				return err
 			}
-			t := workloads.Target{URL: a[0]}
-			for _, h := range headers {
-				hd, err := workloads.ParseHeader(h)
-				if err != nil {
-					return usagef("--header: %v", err)
-				}
-				t.Headers = append(t.Headers, hd)
-			}
-			hdr, err := t.ExpandHeaders(os.LookupEnv)
-			if err != nil {
-				return &usageError{err}
-			}
-			o.Conn.Header = hdr
-			if toolArgs != "" {
-				if o.Tool == "" {
-					return usagef("--tool-args needs --tool NAME")
-				}
-				if err := json.Unmarshal([]byte(toolArgs), &o.ToolArgs); err != nil || o.ToolArgs == nil {
-					return usagef("--tool-args must be a JSON object, such as '{\"text\":\"hi\"}'")
-				}
+			if o.ToolArgs, err = parseToolArgs(o.Tool, toolArgs); err != nil {
+				return err
 			}
 			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
 				return usagef("--ttl, --idle and --timeout must not be negative")
@@ -136,4 +111,49 @@ func fp0(u *url.URL) string {
 	c.User = nil
 	c.RawQuery = ""
 	return c.String()
+}
+
+// parseToolArgs reads --tool-args: a JSON object, for the tool --tool names.
+func parseToolArgs(tool, text string) (map[string]any, error) {
+	if text == "" {
+		return nil, nil
+	}
+	if tool == "" {
+		return nil, usagef("--tool-args needs --tool NAME")
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil || m == nil {
+		return nil, usagef("--tool-args must be a JSON object, such as '{\"text\":\"hi\"}'")
+	}
+	return m, nil
+}
+
+// inspectConn says how to reach the server: TLS trust and the headers (expanded from the
+// environment).
+func inspectConn(u *url.URL, caFile string, insecure, http2 bool, headers []string) (clients.Conn, error) {
+	c := clients.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
+	if caFile != "" {
+		if insecure {
+			return c, usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
+		}
+		pool, err := clients.LoadCAFile(caFile)
+		if err != nil {
+			return c, usagef("--ca-file: %v", err)
+		}
+		c.RootCAs = pool
+	}
+	t := workloads.Target{URL: u.String()}
+	for _, h := range headers {
+		hd, err := workloads.ParseHeader(h)
+		if err != nil {
+			return c, usagef("--header: %v", err)
+		}
+		t.Headers = append(t.Headers, hd)
+	}
+	hdr, err := t.ExpandHeaders(os.LookupEnv)
+	if err != nil {
+		return c, &usageError{err}
+	}
+	c.Header = hdr
+	return c, nil
 }
