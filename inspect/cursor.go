@@ -35,9 +35,13 @@ func (t *trail) cursors(n int) []string {
 	if t == nil || len(t.ids) == 0 {
 		return nil
 	}
-	out := []string{t.ids[0], slices.Min(t.ids)}
-	out = append(out, t.ids[1:len(t.ids)-1]...)
-	return slices.Compact(out)[:min(n, len(slices.Compact(out)))]
+	var out []string
+	for _, c := range append([]string{t.ids[0], slices.Min(t.ids)}, t.ids[1:len(t.ids)-1]...) {
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out[:min(n, len(out))]
 }
 
 // source is one way a server may put event ids in a session's hands.

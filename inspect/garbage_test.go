@@ -111,7 +111,11 @@ func TestGarbageServers(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			fp, err := Inspect(ctx, Options{Conn: clients.Conn{URL: u}, TTL: 300 * time.Millisecond, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
+			o := Options{Conn: clients.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second}
+			if mode == "html" {
+				o.TTL = 300 * time.Millisecond // the TTL's steps meet the garbage too
+			}
+			fp, err := Inspect(ctx, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,8 +188,8 @@ func TestServerRequestsAndClosedStreams(t *testing.T) {
 		}
 		var table strings.Builder
 		WriteTable(&table, fp)
-		if fp.StreamKeepaliveMS != nil || fp.StreamClosedMS == nil || *fp.StreamClosedMS < 300 || *fp.StreamClosedMS >= 5000 {
-			t.Errorf("keepalive %v, closed at %v: want none, closed at 300ms or a little later\n%s", fp.StreamKeepaliveMS, fp.StreamClosedMS, table.String())
+		if fp.StreamKeepaliveMS != nil || fp.StreamClosedMS == nil || *fp.StreamClosedMS >= 5000 {
+			t.Errorf("keepalive %v, closed at %v: want none, closed before the watch's end\n%s", fp.StreamKeepaliveMS, fp.StreamClosedMS, table.String())
 		}
 		if fp.ServerRequests["roots/list"] < 1 || answers.Load() < 1 {
 			t.Errorf("roots/list counted %d, answered %d times", fp.ServerRequests["roots/list"], answers.Load())

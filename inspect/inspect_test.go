@@ -72,6 +72,13 @@ func TestFingerprints(t *testing.T) {
 			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
 			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{404},
 			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
+		{"reference server, the seed's regime, unknown cursors answered 200 with nothing: cross-session unknown", func(t *testing.T) *url.URL {
+			return referenceServer(t, refserver.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 100 * time.Millisecond, UnknownCursorStatus: -1})
+		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
+			GetValidates: "yes", Replay: "yes", Cross: "unknown", Silent: "no",
+			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
+			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{404},
+			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
 		{"reference server, the seed's regime, JSON replies: the cursor comes from the GET stream", func(t *testing.T) *url.URL {
 			return referenceServer(t, refserver.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 50 * time.Millisecond, PostResponse: refserver.PostJSON})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,

@@ -9,8 +9,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients"
 )
 
-// cursorsPerTrial bounds how many cursors of a trail one replay trial tries.
-const cursorsPerTrial = 3
+// cursorsPerTrial bounds how many cursors of a trail one replay trial tries: the first to
+// arrive and the least as a string cover both orders stores replay in (trail.cursors).
+const cursorsPerTrial = 2
 
 // replayTrial is what GETs with a dead session's cursors got.
 type replayTrial struct {
@@ -63,14 +64,24 @@ func (in *inspector) crossSession(ctx context.Context, t *trail) {
 		return
 	}
 	defer d.Delete(ctx)
+	defer in.keepSessionAlive(ctx, d)() // a GET may not count as activity
 	empty := false
 	for _, c := range t.cursors(cursorsPerTrial) {
+		// The live session must be live when it asks; tell its death from a refusal.
+		if _, alive := in.ping(ctx, d); !isTrue(alive) {
+			in.note("cross-session replay: the live session died during the trial (the TTL is short): unknown")
+			return
+		}
 		st, got, ok := in.replayFrom(ctx, d, t, c)
 		switch {
 		case !ok:
 		case st == http.StatusMethodNotAllowed:
 			return
 		case st != http.StatusOK:
+			if _, alive := in.ping(ctx, d); !isTrue(alive) {
+				in.note("cross-session replay: the live session died during the trial (the TTL is short): unknown")
+				return
+			}
 			in.fp.CrossSessionReplay = ptr(false)
 			return
 		case len(got) > 0:
