@@ -58,6 +58,19 @@ type inspector struct {
 // at all (unreachable, or initialize refused); whatever it could find otherwise is in the
 // Fingerprint, with notes for what it could not.
 func Inspect(ctx context.Context, o Options) (*Fingerprint, error) {
+	in, err := newInspector(o)
+	if err != nil {
+		return nil, &UnreachableError{err}
+	}
+	defer in.ep.HTTP.CloseIdleConnections()
+	if err := in.run(ctx); err != nil {
+		return nil, err
+	}
+	in.fp.judge()
+	return in.fp, nil
+}
+
+func newInspector(o Options) (*inspector, error) {
 	if o.Idle <= 0 {
 		o.Idle = 10 * time.Second
 	}
@@ -72,17 +85,11 @@ func Inspect(ctx context.Context, o Options) (*Fingerprint, error) {
 	}
 	hc, err := clients.NewHTTPClient(o.Conn)
 	if err != nil {
-		return nil, &UnreachableError{err}
-	}
-	defer hc.CloseIdleConnections()
-	in := &inspector{o: o, fp: &Fingerprint{URL: redact(o.Conn), ProbeMethods: map[string]ProbeMethod{}},
-		ep: &clients.Endpoint{URL: o.Conn.URL.String(), HTTP: hc, Protocol: o.Protocol, RequestTimeout: o.Timeout,
-			MaxBody: 4 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos-inspect"}}
-	if err := in.run(ctx); err != nil {
 		return nil, err
 	}
-	in.fp.judge()
-	return in.fp, nil
+	return &inspector{o: o, fp: &Fingerprint{URL: redact(o.Conn), ProbeMethods: map[string]ProbeMethod{}},
+		ep: &clients.Endpoint{URL: o.Conn.URL.String(), HTTP: hc, Protocol: o.Protocol, RequestTimeout: o.Timeout,
+			MaxBody: maxBody, MaxEvent: maxEvent, ClientName: "mcpchaos-inspect"}}, nil
 }
 
 func (in *inspector) note(format string, args ...any) {

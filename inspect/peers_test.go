@@ -158,3 +158,41 @@ func TestFingerprintIsStable(t *testing.T) {
 		})
 	}
 }
+
+// A tool call sent with a progress token streams its notifications, and the server requests the
+// Go SDK and TypeScript SDK servers send in the middle of it (ping) are answered: the servers
+// count none unanswered.
+func TestToolCallAnswersServerRequests(t *testing.T) {
+	for _, start := range []func(testing.TB, peers.Options) *peers.Server{peers.GoSDK, peers.TS} {
+		u, srv := peerURL(t, start)
+		t.Run(srv.Name, func(t *testing.T) {
+			in, err := newInspector(Options{Conn: clients.Conn{URL: u}, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			s, err := in.open(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var picked []toolInfo
+			for _, tool := range in.toolList(ctx, s) {
+				if tool.Name == "report_progress" {
+					picked = append(picked, tool)
+				}
+			}
+			if len(picked) != 1 {
+				t.Fatalf("report_progress not among the tools picked: %v", in.toolList(ctx, s))
+			}
+			r := in.exchange(ctx, s, in.nextID(), "tools/call", map[string]any{"name": "report_progress",
+				"arguments": in.toolArgs(picked[0]), "_meta": map[string]any{"progressToken": "t-1"}})
+			if r == nil || !r.served() || len(r.ids) < 2 || strings.Contains(string(r.result), `"isError":true`) {
+				t.Fatalf("tools/call report_progress got %+v; violations %v", r, in.fp.ProtocolViolations)
+			}
+			st := srv.Stats()
+			if in.fp.ServerRequests["ping"] < 1 || st.ServerRequests < 1 || st.Unanswered != 0 {
+				t.Errorf("inspect answered %v; the server sent %d requests, %d unanswered", in.fp.ServerRequests, st.ServerRequests, st.Unanswered)
+			}
+		})
+	}
+}
