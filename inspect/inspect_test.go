@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -191,11 +192,16 @@ func TestInspectFailures(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close()
 	notMCP := serve(t, nil, "/mcp") // the default mux: 404 for everything
+	htmlPage := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>Sign in</body></html>")
+	}), "/mcp")
 	for _, tc := range []struct {
 		name, url, want string
 	}{
 		{"nothing listening", "http://" + closed + "/mcp", "connection refused"},
 		{"not an MCP server", notMCP.String(), "initialize: HTTP 404"},
+		{"a web page", htmlPage.String(), "text/html"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, _ := url.Parse(tc.url)
