@@ -1,13 +1,17 @@
 // Package inspect learns the regime of a real MCP server before any load: does its GET validate
 // the session, does a dead session's cursor still replay (the seed's trap), which status does a
 // dead session get, which requests are valid liveness probes, does an open stream keep a session
-// alive, does an idle stream get keepalives. It opens a few sessions, kills them (DELETE, and
-// with a declared TTL by waiting it out), and looks at the answers as they are.
+// alive, does an idle stream get keepalives. It opens a few sessions, takes cursors by every
+// means the server offers (cursor.go), kills the sessions (DELETE, and with a declared TTL by
+// waiting it out: deaths.go), tries replays through the dead id and a live session (replay.go),
+// watches an idle stream (keepalive.go), and judges (judge, below).
 //
 // It is built on clients.Session and sends only a handful of requests, to one server, one at a
-// time (the keepalive watch aside). It judges what it sees (Verdict) but never retries to make
-// a server look better, and it never panics on what a server answers: an answer it cannot read
-// is recorded as such.
+// time (the keepalive watch aside); the only tools it calls are up to three picked by tools.go,
+// never one named like a destructive one. It judges what it sees but never retries to make a
+// server look better; it says "unknown" (nil), never "no", when it could not tell; it reads
+// every answer within bounds and never panics on one: an answer that breaks the protocol is
+// recorded as a violation (reply.go), and nothing else is made of it.
 package inspect
 
 import (
