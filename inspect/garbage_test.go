@@ -28,6 +28,7 @@ type rpcHead struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Result json.RawMessage `json:"result"`
+	Error  json.RawMessage `json:"error"`
 }
 
 // initialized answers initialize like an MCP server (so that inspect goes on) and
@@ -139,8 +140,9 @@ func TestGarbageServers(t *testing.T) {
 	}
 }
 
-// askingServer is a session server whose GET stream, once per session, sends roots/list (a
-// server request, not a keepalive), then closes at closeAfter. It counts the valid answers.
+// askingServer is a session server whose GET stream, once per session, sends roots/list and
+// elicitation/create (server requests, not keepalives), then closes at closeAfter. It counts
+// the valid answers: no roots, and an error for the elicitation inspect cannot serve.
 func askingServer(t *testing.T, closeAfter time.Duration, answers *atomic.Int64) *url.URL {
 	var sessions atomic.Int64
 	var asked sync.Map // session id → already asked
@@ -148,7 +150,10 @@ func askingServer(t *testing.T, closeAfter time.Duration, answers *atomic.Int64)
 		m, done := initialized(w, r, &sessions)
 		switch {
 		case done:
-			if m.Method == "" && string(m.ID) == `"roots-1"` && strings.ReplaceAll(string(m.Result), " ", "") == `{"roots":[]}` {
+			switch {
+			case m.Method == "" && string(m.ID) == `"roots-1"` && strings.ReplaceAll(string(m.Result), " ", "") == `{"roots":[]}`:
+				answers.Add(1)
+			case m.Method == "" && string(m.ID) == `"elicit-1"` && m.Result == nil && strings.Contains(string(m.Error), "-32601"):
 				answers.Add(1)
 			}
 			return
@@ -162,6 +167,7 @@ func askingServer(t *testing.T, closeAfter time.Duration, answers *atomic.Int64)
 			http.NewResponseController(w).Flush()
 			if _, loaded := asked.LoadOrStore(r.Header.Get("Mcp-Session-Id"), true); !loaded {
 				io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"roots-1\",\"method\":\"roots/list\"}\n\n")
+				io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"elicit-1\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"?\"}}\n\n")
 				http.NewResponseController(w).Flush()
 			}
 			select {
@@ -179,7 +185,7 @@ func askingServer(t *testing.T, closeAfter time.Duration, answers *atomic.Int64)
 // a stream the server closes is reported closed at that time, not "no keepalive"; a server's
 // ping heartbeat (mcp-go's) is a keepalive, and is answered too.
 func TestServerRequestsAndClosedStreams(t *testing.T) {
-	t.Run("roots/list, then the server closes the stream", func(t *testing.T) {
+	t.Run("roots/list and elicitation, then the server closes the stream", func(t *testing.T) {
 		var answers atomic.Int64
 		u := askingServer(t, 300*time.Millisecond, &answers)
 		fp, err := Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, Idle: 5 * time.Second, Timeout: 2 * time.Second})
@@ -191,8 +197,8 @@ func TestServerRequestsAndClosedStreams(t *testing.T) {
 		if fp.StreamKeepaliveMS != nil || fp.StreamClosedMS == nil || *fp.StreamClosedMS >= 5000 {
 			t.Errorf("keepalive %v, closed at %v: want none, closed before the watch's end\n%s", fp.StreamKeepaliveMS, fp.StreamClosedMS, table.String())
 		}
-		if fp.ServerRequests["roots/list"] < 1 || answers.Load() < 1 {
-			t.Errorf("roots/list counted %d, answered %d times", fp.ServerRequests["roots/list"], answers.Load())
+		if fp.ServerRequests["roots/list"] < 1 || fp.ServerRequests["elicitation/create"] < 1 || answers.Load() < 2 {
+			t.Errorf("server requests counted %v, answered validly %d times", fp.ServerRequests, answers.Load())
 		}
 		if slices.Contains(factsOf(fp).Hazards, "no_keepalive") || !strings.Contains(table.String(), "closed the stream at") {
 			t.Errorf("a closed stream read as no keepalive:\n%s", table.String())
