@@ -42,6 +42,7 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 	// The request timeout bounds the wait for headers only; an open stream may idle for long.
 	headers := time.AfterFunc(s.ep.RequestTimeout, cancel)
 	resp, err := s.ep.HTTP.Do(req)
+	err = redactError(err, s.ep.HTTP)
 	if !headers.Stop() { // the wait for headers outlived the request timeout
 		if err == nil {
 			drain(resp.Body)

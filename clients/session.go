@@ -90,6 +90,7 @@ func (s *Session) Delete(ctx context.Context) (int, error) {
 	}
 	s.headers(req)
 	resp, err := s.ep.HTTP.Do(req)
+	err = redactError(err, s.ep.HTTP)
 	if err != nil {
 		return 0, err
 	}
@@ -187,7 +188,8 @@ func (s *Session) send(ctx context.Context, body []byte, more func(*http.Request
 	if more != nil {
 		more(req)
 	}
-	return s.ep.HTTP.Do(req)
+	resp, err := s.ep.HTTP.Do(req)
+	return resp, redactError(err, s.ep.HTTP)
 }
 
 func (s *Session) readJSON(rep *Reply, body io.Reader, id jsonrpc.ID) error {
