@@ -100,17 +100,18 @@ func addGoSDKTools(srv *mcp.Server, c *counter) {
 	})
 }
 
-// goSDKAnswered classifies what became of a server request: a JSON-RPC error is an answer; a
-// cancelled call (its tool call's context ended) is a client that went away.
+// goSDKAnswered classifies what became of a server request: a JSON-RPC error is an answer; no
+// answer within askTimeout is unanswered; a cancelled call or a lost connection is a client
+// that went away.
 func goSDKAnswered(ctx context.Context, err error) outcome {
 	var we *jsonrpc.Error
 	switch {
 	case err == nil, errors.As(err, &we):
 		return answered
-	case ctx.Err() == context.Canceled, errors.Is(err, context.Canceled):
-		return abandoned
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return unanswered // the client had askTimeout to answer and did not
 	}
-	return unanswered
+	return abandoned // the call was cancelled or its connection lost
 }
 
 func text(s string) *mcp.CallToolResult {
