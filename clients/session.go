@@ -230,7 +230,10 @@ func (s *Session) readSSE(ctx context.Context, rep *Reply, body io.Reader, id js
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	return &ProtocolError{Msg: "SSE reply ended before the response to " + method}
+	// The server may close a reply's connection at any time after an event id (2025-11-25), and
+	// a fault may close it cleanly: a reply that ended without its response and could not be
+	// resumed is a lost connection, not a broken protocol.
+	return fmt.Errorf("SSE reply ended before the response to %s, and could not be resumed: %w", method, io.ErrUnexpectedEOF)
 }
 
 // maxResumes bounds how often one request's SSE reply is resumed after its connection closed.
