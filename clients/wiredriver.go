@@ -35,6 +35,11 @@ func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
 			continue
 		}
 		backoff.reset()
+		if c.f.cfg.Arguments == nil && !h.s.Stateless {
+			// Learn the tool's arguments now, as clients list tools after initialize, so that
+			// the first calls do not wait for tools/list.
+			_, _ = c.f.arguments(ctx, c, c.f.listTools(h.s))
+		}
 		if st := c.openFirst(h); st != nil {
 			c.readOn(ctx, wg, &reading{h: h, st: st})
 			return
