@@ -14,6 +14,9 @@ type Restart struct {
 	Name    string        // the fault's name, recorded with each death it causes
 	Replica int           // the slot to restart; AllReplicas for a rolling restart
 	Delay   time.Duration // between two replicas of a rolling restart
+	// Grace is how long a replaced process drains: its streams are cut at
+	// once, it goes on logging for the sessions it lost until it exits.
+	Grace time.Duration
 }
 
 // AllReplicas makes a Restart roll through every replica.
@@ -36,7 +39,7 @@ func (r Restart) Do(ctx context.Context, env Env) Outcome {
 			break
 		}
 		at := env.Since()
-		if err := env.Topology.Restart(slot, r.Name); err != nil {
+		if err := env.Topology.Restart(slot, r.Name, r.Grace); err != nil {
 			out.Err = err
 			break
 		}

@@ -98,10 +98,12 @@ type Cluster struct {
 	owners   map[string]owner
 	pins     map[string]int // sticky: session id → slot
 	deaths   map[string]Death
-	next     int    // round-robin cursor
-	seed     uint64 // hash rule: changed by a rebalance
-	lostBy   string // the fault that last cost the router its affinities
-	lostWhy  string // its cause: CauseRebalance or CauseScale
+	next     int       // round-robin cursor
+	seed     uint64    // hash rule: changed by a rebalance
+	lostBy   string    // the fault that last cost the router its affinities
+	lostWhy  string    // its cause: CauseRebalance or CauseScale
+	draining []*Server // replaced processes still draining: Close ends them
+	closed   bool
 }
 
 type replica struct {
@@ -337,11 +339,16 @@ func (c *Cluster) Stats() Stats {
 func (c *Cluster) Close() {
 	c.mu.Lock()
 	reps := append([]*replica(nil), c.replicas...)
+	draining := c.draining
+	c.closed = true
 	c.mu.Unlock()
 	for _, r := range reps {
 		if r != nil {
 			r.srv.Close()
 		}
+	}
+	for _, s := range draining {
+		s.Close() // a retire still pending finds it closed: Close is idempotent
 	}
 	if c.mirror != nil {
 		c.mirror.close()

@@ -34,21 +34,20 @@ func (s *Server) Death(sessionID string) (Death, bool) {
 	return Death{At: time.Unix(0, g.at), Cause: g.cause}, true
 }
 
-// shutdown is a process restart as the sessions see it: every session still
-// alive at now dies with cause, and the store is told how each session it
-// ever held died. Logs of the killed sessions are marked ended (a shared log
-// keeps their events for Retention). The server is then closed, which ends
-// its open streams.
-func (s *Server) shutdown(now int64, cause string) map[sessionKey]grave {
+// deathsAt is a process restart as the sessions see it: every session
+// still alive at now dies then with cause; those already dead keep their
+// death. It returns how each session the server ever held died, and the logs
+// of the sessions it kills, for retire.
+func (s *Server) deathsAt(now int64, cause string) (map[sessionKey]grave, []*eventLog) {
 	out := make(map[sessionKey]grave)
-	var ended []*eventLog
+	var killed []*eventLog
 	s.sessions.each(nil, func(rec *session) {
 		if g, dead := rec.death(now, s.ttl); dead {
 			out[rec.key] = g
 			return
 		}
 		out[rec.key] = grave{now, cause}
-		ended = append(ended, rec.log)
+		killed = append(killed, rec.log)
 	})
 	for i := range s.sessions.shards {
 		sh := &s.sessions.shards[i]
@@ -60,11 +59,20 @@ func (s *Server) shutdown(now int64, cause string) map[sessionKey]grave {
 		}
 		sh.mu.RUnlock()
 	}
-	for _, l := range ended {
+	return out, killed
+}
+
+// cutStreams ends every open stream of the server, as a process that starts
+// draining closes its connections; it keeps running (and logging) otherwise.
+func (s *Server) cutStreams() { s.cutOnce.Do(func() { close(s.cut) }) }
+
+// retire ends a replaced process: the logs of the sessions it lost are marked
+// ended (a shared log keeps their events for Retention) and it is closed.
+func retire(s *Server, killed []*eventLog) {
+	for _, l := range killed {
 		l.end()
 	}
 	s.Close()
-	return out
 }
 
 // orphan ends a session whose requests the router now sends elsewhere, so

@@ -16,8 +16,8 @@ const Path = "/mcp"
 // Instance is a Server listening on a real address, for `mcpchaos serve`
 // and for tests.
 type Instance struct {
-	URL    string // the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp
-	Addr   string // the address listened on, e.g. 127.0.0.1:PORT
+	URL    string  // the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp
+	Addr   string  // the address listened on, e.g. 127.0.0.1:PORT
 	Server *Server // the lone server; nil when Cluster serves
 	// Cluster is the replicas and their router, when started by StartCluster.
 	Cluster *Cluster

@@ -19,11 +19,16 @@ func (c *Cluster) Slots() []int {
 }
 
 // Restart replaces the replica in slot with a fresh process: every session
-// it held in memory is lost (death cause restart), its open streams end, and
-// its per-replica event log is gone; a shared or Redis log keeps the events.
-// The router keeps sending the replica's sessions to the slot (a restarted
-// pod keeps its name), where the new process does not know them.
-func (c *Cluster) Restart(slot int, fault string) error {
+// it held in memory is lost (death cause restart, at this moment), and its
+// per-replica event log is gone; a shared or Redis log keeps the events. The
+// router keeps sending the replica's sessions to the slot (a restarted pod
+// keeps its name), where the new process does not know them.
+//
+// The old process drains for grace: its streams are cut at once, but it
+// keeps running and logging notifications of the sessions it can no longer
+// serve (a shared log takes them) until it exits. Those are the events a
+// reconnecting client replays from the shared log: the seed's stale events.
+func (c *Cluster) Restart(slot int, fault string, grace time.Duration) error {
 	c.mu.Lock()
 	if slot < 0 || slot >= len(c.replicas) || c.replicas[slot] == nil {
 		c.mu.Unlock()
@@ -32,14 +37,28 @@ func (c *Cluster) Restart(slot int, fault string) error {
 	old := c.replicas[slot]
 	c.replicas[slot] = &replica{srv: c.newReplica(), gen: old.gen + 1}
 	c.mu.Unlock()
-	c.bury(old, slot, CauseRestart, fault)
+	killed := c.bury(old, slot, CauseRestart, fault)
+	old.srv.cutStreams()
+	if grace <= 0 {
+		retire(old.srv, killed)
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		retire(old.srv, killed)
+		return nil
+	}
+	c.draining = append(c.draining, old.srv)
+	time.AfterFunc(grace, func() { retire(old.srv, killed) })
 	return nil
 }
 
-// bury shuts a replica's old process down and records its sessions' deaths.
-func (c *Cluster) bury(old *replica, slot int, cause, fault string) {
+// bury records the deaths of a replaced replica's sessions and returns the
+// logs of those it killed.
+func (c *Cluster) bury(old *replica, slot int, cause, fault string) []*eventLog {
 	now := old.srv.now()
-	graves := old.srv.shutdown(now, cause)
+	graves, killed := old.srv.deathsAt(now, cause)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, g := range graves {
@@ -56,6 +75,7 @@ func (c *Cluster) bury(old *replica, slot int, cause, fault string) {
 		}
 		c.deaths[id] = d
 	}
+	return killed
 }
 
 // Rebalance makes the router lose its affinities: sticky pins are forgotten
@@ -98,7 +118,8 @@ func (c *Cluster) Scale(n int, fault string) error {
 	}
 	c.mu.Unlock()
 	for i, slot := range removed {
-		c.bury(olds[i], slot, CauseScale, fault)
+		killed := c.bury(olds[i], slot, CauseScale, fault)
+		retire(olds[i].srv, killed)
 	}
 	return nil
 }

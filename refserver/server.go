@@ -42,7 +42,9 @@ type Server struct {
 	logs      *logStore     // this server's own, or the one a Cluster's replicas share
 	limits    *logLimits    // likewise
 	done      chan struct{} // closed by Close: the ticker and open streams end
+	cut       chan struct{} // closed by cutStreams: open streams end, the ticker goes on
 	closeOnce sync.Once
+	cutOnce   sync.Once
 	ticker    sync.WaitGroup
 
 	created, streams, emitted, replayed, deadRequests atomic.Int64
@@ -66,6 +68,7 @@ func newServer(cfg Config, logs *logStore, lim *logLimits) *Server {
 		ttl:      int64(cfg.SessionTTL),
 		deadType: cfg.deadContentType(),
 		done:     make(chan struct{}),
+		cut:      make(chan struct{}),
 		logs:     logs,
 		limits:   lim,
 	}

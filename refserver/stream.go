@@ -123,6 +123,8 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f
 			return
 		case <-s.done:
 			return
+		case <-s.cut:
+			return
 		}
 	}
 }
