@@ -42,6 +42,9 @@ type Export struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Timeline is sampled about every second during the run, for timelines (v2).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Actions and Topology: non-network faults and the reference server's replicas (actions.go).
+	Actions  []ActionAt `json:"actions,omitempty"`
+	Topology *Topology  `json:"topology,omitempty"`
 }
 
 // Run is the run's metadata.

@@ -119,6 +119,7 @@ type runner struct {
 
 	faultMu  sync.Mutex
 	faultLog []results.FaultAt
+	rel      release                         // restart, rebalance, scale, exec, wait_for (release.go)
 	ext      atomic.Pointer[faults.External] // r.inj when external, for a second signal (main.go)
 }
 
@@ -250,16 +251,22 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	}
 
 	var (
-		wg       sync.WaitGroup
-		faultErr error
-		abortMu  sync.Mutex
-		aborted  *results.Threshold
-		abortWhy string
+		wg        sync.WaitGroup
+		faultErr  error
+		actionErr error
+		abortMu   sync.Mutex
+		aborted   *results.Threshold
+		abortWhy  string
 	)
 	wg.Go(func() {
 		defer guard.Catch("fault schedule")
 		guard.Enter("fault schedule")
 		faultErr = faults.RunSchedule(runCtx, r.inj, start, r.schedule(), r.noteFault(start))
+	})
+	wg.Go(func() {
+		defer guard.Catch("actions")
+		guard.Enter("actions")
+		actionErr = r.runActions(runCtx, start)
 	})
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(w.Duration), time.Second)) })
@@ -294,6 +301,9 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	if faultErr != nil {
 		problems = append(problems, "fault schedule: "+faultErr.Error())
 	}
+	if actionErr != nil {
+		problems = append(problems, "action failed: "+actionErr.Error())
+	}
 	if panicked != nil {
 		problems = append([]string{panicked.Error() + " (stack on stderr); the run was stopped"}, problems...)
 	}
@@ -301,7 +311,7 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		problems = append(problems, line)
 		fatal = true
 	}
-	fatal = fatal || faultErr != nil || panicked != nil
+	fatal = fatal || faultErr != nil || actionErr != nil || panicked != nil
 	exp, err := r.export(start, end, interrupted, problems, fatal)
 	if err != nil {
 		return err
@@ -342,6 +352,7 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
+		writeRelease(stdout, exp)
 		if len(problems) > 0 {
 			fmt.Fprintf(stdout, "\n")
 		}
@@ -405,6 +416,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 func (r *runner) schedule() []faults.Scheduled {
 	var s []faults.Scheduled
 	for _, f := range r.w.Faults {
+		if f.Action != nil {
+			continue // actions run beside the toxics (release.go)
+		}
 		var proxies []string
 		for _, g := range r.w.Groups {
 			if f.AppliesTo(g.Name) {
@@ -481,6 +495,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	r.faultMu.Lock()
 	exp.Faults = append([]results.FaultAt(nil), r.faultLog...)
 	r.faultMu.Unlock()
+	r.exportRelease(exp)
 	return exp, nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
-	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -34,6 +33,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	w := r.w
 	conn, truth, err := r.reachTarget()
 	if err != nil {
+		return err
+	}
+	if err := r.prepareActions(); err != nil {
 		return err
 	}
 	if err := r.startInjector(ctx); err != nil {
@@ -102,7 +104,7 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 	t := r.w.Target
 	if t.Builtin != nil {
 		cfg := targetConfig(t.Builtin).WithDefaults()
-		inst, err := refserver.Start("127.0.0.1:0", cfg)
+		inst, err := r.startBuiltin(cfg)
 		if err != nil {
 			return clients.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
 		}
@@ -112,7 +114,7 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 			return clients.Conn{}, nil, err
 		}
 		r.tgt.label = "builtin"
-		return clients.Conn{URL: u}, clients.TruthFunc(inst.Server.DeathTime), nil
+		return clients.Conn{URL: u}, clients.TruthFunc(inst.DeathTime), nil
 	}
 	u, err := url.Parse(t.URL)
 	if err != nil {
@@ -155,6 +157,9 @@ func (r *runner) startInjector(ctx context.Context) error {
 	r.ext.Store(ext)
 	r.tgt.prefix, r.tgt.toxiproxy = ext.Prefix(), r.w.Toxiproxy
 	for _, f := range r.w.Faults {
+		if f.Action != nil {
+			continue // not a toxic: nothing to check on the toxiproxy-server
+		}
 		t := faults.Toxic{Name: f.Name, Type: f.Toxic, Stream: f.Stream, Attributes: f.Attributes}
 		if err := ext.Check(ctx, []faults.Toxic{t}); err != nil {
 			if ctx.Err() != nil {
