@@ -66,6 +66,15 @@ func (s *Server) deathsAt(now int64, cause string) (map[sessionKey]grave, []*eve
 // draining closes its connections; it keeps running (and logging) otherwise.
 func (s *Server) cutStreams() { s.cutOnce.Do(func() { close(s.cut) }) }
 
+// awaitStreamsEnded waits, at most limit, until the server's stream
+// handlers have all returned after cutStreams.
+func (s *Server) awaitStreamsEnded(limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for s.streams.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // handlers end within a scheduling round once cut
+	}
+}
+
 // retire ends a replaced process: the logs of the sessions it lost are marked
 // ended (a shared log keeps their events for Retention) and it is closed.
 func retire(s *Server, killed []*eventLog) {

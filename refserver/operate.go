@@ -37,8 +37,11 @@ func (c *Cluster) Restart(slot int, fault string, grace time.Duration) error {
 	old := c.replicas[slot]
 	c.replicas[slot] = &replica{srv: c.newReplica(), gen: old.gen + 1}
 	c.mu.Unlock()
-	killed := c.bury(old, slot, CauseRestart, fault)
+	// The sessions die once the old process has stopped serving them: an event it wrote to a
+	// stream before then was delivered while its session lived.
 	old.srv.cutStreams()
+	old.srv.awaitStreamsEnded(time.Second)
+	killed := c.bury(old, slot, CauseRestart, fault)
 	if grace <= 0 {
 		retire(old.srv, killed)
 		return nil
