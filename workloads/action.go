@@ -162,10 +162,10 @@ func (d *decoder) action(m *mapping, e ast.Node, kinds []string, index int, run 
 			a.Replicas = int(sm.intIn("replicas", 1, 1, maxReplicas))
 		}
 	case ActionExec:
-		d.exec(m.entries[kind].value, m.sub(kind), a)
+		d.exec(m.entries[kind], m.sub(kind), a)
 	}
 	if en := m.entries[ActionWaitFor]; en != nil {
-		a.WaitFor = d.waitFor(en.value, m.sub(ActionWaitFor))
+		a.WaitFor = d.waitFor(en, m.sub(ActionWaitFor))
 	}
 	if at := m.field("at"); at != nil {
 		nodes.at = at.node
@@ -191,8 +191,9 @@ func (d *decoder) restart(en *entry, path string, a *Action) {
 	a.Grace = rm.durationAtLeast("grace", 0, 0, false)
 }
 
-func (d *decoder) exec(n ast.Node, path string, a *Action) {
-	em := d.mapping(n, path, &execSchema)
+func (d *decoder) exec(en *entry, path string, a *Action) {
+	em := d.mapping(en.value, path, &execSchema)
+	em.node = en.key // a missing key is reported at exec:
 	if f := em.require("command"); f != nil {
 		if s, ok := d.str(f); ok {
 			if strings.TrimSpace(s) == "" {
@@ -207,8 +208,8 @@ func (d *decoder) exec(n ast.Node, path string, a *Action) {
 	a.MaxOutput = int(em.intIn("max_output", defaultMaxOutput, 1, maxMaxOutput))
 }
 
-func (d *decoder) waitFor(n ast.Node, path string) *WaitFor {
-	wm := d.mapping(n, path, &waitForSchema)
+func (d *decoder) waitFor(en *entry, path string) *WaitFor {
+	wm := d.mapping(en.value, path, &waitForSchema)
 	w := &WaitFor{}
 	uf, cf := wm.field("url"), wm.field("command")
 	switch {
@@ -227,7 +228,7 @@ func (d *decoder) waitFor(n ast.Node, path string) *WaitFor {
 			d.errorf(cf.node, cf.path, "is empty; %s", cf.hint)
 		}
 	case wm.ok:
-		d.errorf(n, path, "says neither what to wait for; give a url (answering 2xx when ready) or a command (exiting 0 when ready)")
+		d.errorf(en.key, path, "says neither what to wait for; give a url (answering 2xx when ready) or a command (exiting 0 when ready)")
 	}
 	w.Timeout = wm.durationAtLeast("timeout", defaultWaitTimeout, 0, true)
 	w.Interval = wm.durationAtLeast("interval", defaultWaitInterval, 0, true)
@@ -263,7 +264,7 @@ func (d *decoder) envVars(f *field) []Header {
 		path := f.path + "." + name
 		switch {
 		case !isScalar || mv.Key.IsMergeKey() || !validVarName(name):
-			d.errorf(mv.Key, path, "%q is not an environment variable name: letters, digits and _, not starting with a digit", name)
+			d.errorf(mv.Key, path, "%q is not an environment variable name; rename it with letters, digits and _, not starting with a digit", name)
 			continue
 		case seen[name] != nil:
 			line, col := position(seen[name])
