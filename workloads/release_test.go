@@ -132,7 +132,9 @@ func TestReleaseKeys(t *testing.T) {
 		a.MaxOutput != 64<<10 || a.WaitFor == nil || a.WaitFor.URL != "http://127.0.0.1:8080/healthz" || a.WaitFor.Interval != 100*time.Millisecond {
 		t.Errorf("exec = %+v wait %+v", *a, a.WaitFor)
 	}
-	env, secrets, err := a.ExpandEnv(func(k string) (string, bool) { return map[string]string{"RD_TEST_TOKEN": "s3cr3t-t0ken"}[k], k == "RD_TEST_TOKEN" })
+	env, secrets, err := a.ExpandEnv(func(k string) (string, bool) {
+		return map[string]string{"RD_TEST_TOKEN": "s3cr3t-t0ken"}[k], k == "RD_TEST_TOKEN"
+	})
 	if err != nil || !slices.Equal(env, []string{"DEPLOY_TOKEN=s3cr3t-t0ken", "REGION=eu"}) || !slices.Equal(secrets, []string{"s3cr3t-t0ken"}) {
 		t.Errorf("env %v secrets %v err %v", env, secrets, err)
 	}
