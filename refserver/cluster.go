@@ -14,7 +14,7 @@ import (
 const (
 	RouteSticky     = "sticky"      // a session stays on the replica it was pinned to (the default)
 	RouteRoundRobin = "round-robin" // every request to the next replica: no affinity at all
-	RouteHash       = "hash"        // replica chosen by a hash of Mcp-Session-Id over the live replicas
+	RouteHash       = "hash"        // like sticky, but a lost pin is re-made by a hash of Mcp-Session-Id, and a scale moves sessions
 )
 
 // Event-log placements of a Cluster.
@@ -197,21 +197,27 @@ func (c *Cluster) pickLocked() int {
 	return live[c.next%len(live)]
 }
 
-// routeLocked picks the replica for a request of session sid.
+// routeLocked picks the replica for a request of session sid. Sticky and hash
+// routing keep a session where it was pinned while its replica exists; an
+// unpinned session (its affinity lost, its replica gone) is pinned anew: in
+// turn (sticky) or by a hash of its id over the live replicas (hash, whose
+// pins a scale also resets, as a hash ring moves keys when it changes).
 func (c *Cluster) routeLocked(sid string) int {
-	switch c.topo.Routing {
-	case RouteRoundRobin:
+	if c.topo.Routing == RouteRoundRobin {
 		return c.pickLocked()
-	case RouteHash:
-		live := c.live()
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%d/%s", c.seed, sid)
-		return live[h.Sum64()%uint64(len(live))]
 	}
 	if slot, ok := c.pins[sid]; ok && c.replicas[slot] != nil {
 		return slot
 	}
-	slot := c.pickLocked()
+	var slot int
+	if c.topo.Routing == RouteHash {
+		live := c.live()
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d/%s", c.seed, sid)
+		slot = live[h.Sum64()%uint64(len(live))]
+	} else {
+		slot = c.pickLocked()
+	}
 	c.pins[sid] = slot
 	return slot
 }
@@ -222,7 +228,7 @@ func (c *Cluster) pin(sid string, slot, gen int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.owners[sid] = owner{slot, gen}
-	if c.topo.Routing == RouteSticky {
+	if c.topo.Routing != RouteRoundRobin {
 		c.pins[sid] = slot
 	}
 }

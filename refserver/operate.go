@@ -117,7 +117,9 @@ func (c *Cluster) Scale(n int, fault string) error {
 	}
 	c.lostBy, c.lostWhy = fault, CauseScale
 	if c.topo.Routing == RouteHash {
-		c.lostWhy = CauseRebalance // the hash moves sessions between survivors
+		clear(c.pins) // the ring changed: sessions move between survivors too
+		c.seed++
+		c.lostWhy = CauseRebalance
 	}
 	c.mu.Unlock()
 	for i, slot := range removed {

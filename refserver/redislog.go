@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,7 +34,16 @@ type redisLog struct {
 // session log's lock.
 const redisTimeout = time.Second
 
+// silence go-redis's logger (a process-wide setting): errors are counted and returned, and
+// nothing may write over the progress display.
+var silence sync.Once
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func openRedisLog(url string, maxEvents int, retention time.Duration) (*redisLog, error) {
+	silence.Do(func() { redis.SetLogger(quiet{}) })
 	opt, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("event log %s: %w", url, err)
