@@ -113,20 +113,23 @@ func orDefault(v, def int) int {
 // boundedBuffer keeps the first max bytes written to it and counts the rest.
 // stdout and stderr share it; exec serialises their writes when both are the
 // same writer.
+// It has no ReadFrom, so io.Copy goes through Write and the bound holds.
 type boundedBuffer struct {
-	bytes.Buffer
+	buf     bytes.Buffer
 	max     int
 	dropped int
 }
 
 func (b *boundedBuffer) Write(p []byte) (int, error) {
-	room := b.max - b.Len()
+	room := b.max - b.buf.Len()
 	if room >= len(p) {
-		return b.Buffer.Write(p)
+		return b.buf.Write(p)
 	}
 	if room > 0 {
-		b.Buffer.Write(p[:room])
+		b.buf.Write(p[:room])
 	}
 	b.dropped += len(p) - max(room, 0)
 	return len(p), nil
 }
+
+func (b *boundedBuffer) Bytes() []byte { return b.buf.Bytes() }
