@@ -34,8 +34,10 @@ func (r Restart) Do(ctx context.Context, env Env) Outcome {
 	}
 	var out Outcome
 	var done []string
+	first := env.Since()
 	for i, slot := range slots {
-		if i > 0 && !sleep(ctx, r.Delay) {
+		// Each replica at its own offset from the first, so slow restarts do not stretch the roll.
+		if i > 0 && !sleep(ctx, first+time.Duration(i)*r.Delay-env.Since()) {
 			break
 		}
 		at := env.Since()
