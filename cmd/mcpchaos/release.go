@@ -65,14 +65,21 @@ func (r *runner) prepareActions() error {
 		}
 		r.rel.actions = append(r.rel.actions, faults.ScheduledAction{Name: f.Name, At: f.At, Action: a})
 	}
-	if len(r.rel.actions) > 0 && r.w.Target.Builtin != nil && r.inst != nil && r.inst.Cluster == nil {
-		for _, sa := range r.rel.actions {
-			if k := sa.Action.Kind(); k == workloads.ActionRestart || k == workloads.ActionRebalance || k == workloads.ActionScale {
-				return fmt.Errorf("fault %s: %s needs the reference server's cluster, which is not running here", sa.Name, k)
-			}
+	for _, f := range r.w.Faults {
+		if f.Action == nil || f.Action.Kind == workloads.ActionExec || f.Action.Kind == workloads.ActionWaitFor {
+			continue
+		}
+		if r.inst == nil || r.inst.Cluster == nil { // --target, or --procs (whose shards get --target)
+			return &usageError{fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
 		}
 	}
 	return nil
+}
+
+// redactedLog is an event log as it may be printed: a Redis URL without its password.
+func redactedLog(s string) string {
+	b := workloads.BuiltinTarget{EventLog: s}
+	return b.RedactedEventLog()
 }
 
 func buildAction(f workloads.Fault, headerSecrets []string) (faults.Action, error) {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,7 +18,10 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/internal/redistest"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -283,5 +288,32 @@ func TestAffinityLossFast(t *testing.T) {
 	}
 	if n, _ := deathsBy(exp, "rebalance", "lb-reload"); n < 4 {
 		t.Errorf("rebalance deaths %d: %+v", n, exp.Topology)
+	}
+}
+
+// inspect against the topology's front door (the router) fingerprints the regime the replicas
+// share: a permissive GET over a shared log replays a dead session with 200.
+func TestInspectClusterFrontDoor(t *testing.T) {
+	t.Parallel()
+	inst, err := refserver.StartCluster("127.0.0.1:0", refserver.Config{SessionTTL: time.Second, Retention: time.Minute, NotifyInterval: 100 * time.Millisecond},
+		refserver.Topology{Replicas: 3, EventLog: refserver.LogShared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	u, _ := url.Parse(inst.URL)
+	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: clients.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fp.ReplayAfterDeath == nil || !*fp.ReplayAfterDeath {
+		t.Errorf("replay_after_death = %v, want true", fp.ReplayAfterDeath)
+	}
+	var names []string
+	for _, h := range fp.Verdict.Hazards {
+		names = append(names, h.Name)
+	}
+	if !slices.Contains(names, "replay_lies") || fp.Verdict.Probe != "ping" {
+		t.Errorf("verdict %+v", fp.Verdict)
 	}
 }
