@@ -183,6 +183,9 @@ func (r *runner) exportRelease(exp *results.Export) {
 		t.Deaths = append(t.Deaths, results.DeathsBy{Cause: d.Cause, Fault: d.Fault, Replica: d.Replica, Sessions: d.Sessions})
 	}
 	exp.Topology = t
+	if t.LogErrors > 0 {
+		exp.Run.Notes = append(exp.Run.Notes, fmt.Sprintf("the Redis event log failed %d commands: replays after them may lack events (or find none) that a working log would have held", t.LogErrors))
+	}
 }
 
 // writeRelease prints, under the summary, how the reference server's sessions died and what
