@@ -110,11 +110,11 @@ func TestWaitFor(t *testing.T) {
 	if out.Err != nil || hits.Load() != 3 || !strings.Contains(out.Detail, "ready after") || !strings.Contains(out.Detail, "(3 attempts)") {
 		t.Errorf("outcome %+v after %d requests", out, hits.Load())
 	}
-	never := WaitFor{URL: ts.URL + "/x", Timeout: 10 * time.Millisecond, Interval: time.Millisecond}
-	hits.Store(-1000)
+	never := WaitFor{URL: ts.URL + "/x", Timeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond}
+	hits.Store(-1000) // 503 from now on
 	out = never.Do(context.Background(), Env{})
-	if out.Err == nil || !strings.Contains(out.Err.Error(), "not ready within 10ms") || !strings.Contains(out.Err.Error(), "503") {
-		t.Errorf("never ready: %+v", out)
+	if out.Err == nil || !strings.Contains(out.Err.Error(), "not ready within 300ms") || hits.Load() == -1000 {
+		t.Errorf("never ready: %+v after %d requests", out, hits.Load()+1000)
 	}
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "ready")
