@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -36,8 +37,8 @@ stops on Ctrl-C.`,
 				if w.Target.Builtin == nil {
 					return usagef("--from %s: the workload has no target.builtin section", from)
 				}
-				cfg = targetConfig(w.Target.Builtin)
-				topo = topologyOf(w.Target.Builtin)
+				cfg = engine.ReferenceConfig(w.Target.Builtin)
+				topo = engine.ReferenceTopology(w.Target.Builtin)
 			} else {
 				cfg.GetValidation = refserver.GetValidation(getVal)
 			}
@@ -69,7 +70,7 @@ stops on Ctrl-C.`,
 				inst.URL, cfg.SessionTTL, cfg.Retention, cfg.GetValidation)
 			if inst.Cluster != nil {
 				t := inst.Cluster.Topology()
-				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, redactedLog(t.EventLog))
+				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, engine.RedactedEventLog(t.EventLog))
 			}
 			<-cmd.Context().Done()
 			return nil
@@ -92,21 +93,4 @@ stops on Ctrl-C.`,
 	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
 	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
 	return cmd
-}
-
-// targetConfig turns a workload's built-in target section into the server's config.
-func targetConfig(b *workloads.BuiltinTarget) refserver.Config {
-	return refserver.Config{
-		SessionTTL:          b.SessionTTL,
-		Retention:           b.Retention,
-		RetentionEvents:     b.RetentionEvents,
-		GetValidation:       refserver.GetValidation(b.GetValidation),
-		DeadStatus:          b.DeadStatus,
-		DeadBody:            b.DeadBody,
-		UnknownCursorStatus: b.UnknownCursorStatus,
-		NotifyInterval:      b.NotifyInterval,
-		Keepalive:           b.Keepalive,
-		Retry:               b.Retry,
-		PostResponse:        b.PostResponse,
-	}
 }

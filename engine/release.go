@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -17,19 +17,20 @@ import (
 
 // Release day: the reference server as replicas behind a router, and the faults that are not
 // on the network (restart, rebalance, scale, exec, wait_for). This file turns the workload's
-// parts of that into refserver and faults values, runs the actions beside the toxics, and
-// puts what happened into the export.
+// parts of that into refserver and faults values, runs the actions beside the toxics (one
+// goroutine of the run), and puts what happened into the export.
 
 // release is one run's actions and what they did.
 type release struct {
 	actions []faults.ScheduledAction
+	err     error // the first action that failed, once the run is over
 
 	mu  sync.Mutex
 	log []results.ActionAt
 }
 
-// topologyOf is the cluster shape a workload's built-in target asks for.
-func topologyOf(b *workloads.BuiltinTarget) refserver.Topology {
+// ReferenceTopology is the cluster shape a workload's built-in target asks for.
+func ReferenceTopology(b *workloads.BuiltinTarget) refserver.Topology {
 	return refserver.Topology{Replicas: b.Replicas, Routing: b.Routing, EventLog: b.EventLog}
 }
 
@@ -39,7 +40,7 @@ func (r *runner) startBuiltin(cfg refserver.Config) (*refserver.Instance, error)
 	if !r.w.Topological() {
 		return refserver.Start("127.0.0.1:0", cfg)
 	}
-	return refserver.StartCluster("127.0.0.1:0", cfg, topologyOf(r.w.Target.Builtin))
+	return refserver.StartCluster("127.0.0.1:0", cfg, ReferenceTopology(r.w.Target.Builtin))
 }
 
 // prepareActions builds the schedule's actions, expanding exec environments now so that a
@@ -49,7 +50,7 @@ func (r *runner) prepareActions() error {
 	if r.w.Target.Builtin == nil {
 		h, err := r.w.Target.ExpandHeaders(os.LookupEnv)
 		if err != nil {
-			return &usageError{err}
+			return &ConfigError{err}
 		}
 		for _, vs := range h {
 			headerSecrets = append(headerSecrets, vs...)
@@ -61,7 +62,7 @@ func (r *runner) prepareActions() error {
 		}
 		a, err := buildAction(f, headerSecrets)
 		if err != nil {
-			return &usageError{err}
+			return &ConfigError{err}
 		}
 		r.rel.actions = append(r.rel.actions, faults.ScheduledAction{Name: f.Name, At: f.At, Action: a})
 	}
@@ -70,14 +71,14 @@ func (r *runner) prepareActions() error {
 			continue
 		}
 		if r.inst == nil || r.inst.Cluster == nil { // --target, or --procs (whose shards get --target)
-			return &usageError{fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
+			return &ConfigError{fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
 		}
 	}
 	return nil
 }
 
-// redactedLog is an event log as it may be printed: a Redis URL without its password.
-func redactedLog(s string) string {
+// RedactedEventLog is an event log as it may be printed: a Redis URL without its password.
+func RedactedEventLog(s string) string {
 	b := workloads.BuiltinTarget{EventLog: s}
 	return b.RedactedEventLog()
 }
@@ -188,9 +189,9 @@ func (r *runner) exportRelease(exp *results.Export) {
 	}
 }
 
-// writeRelease prints, under the summary, how the reference server's sessions died and what
-// the actions did.
-func writeRelease(w io.Writer, exp *results.Export) {
+// WriteRelease prints, under the summary, how the reference server's sessions died and what
+// the actions did. (The engine itself prints nothing: cmd/mcpchaos calls it.)
+func WriteRelease(w io.Writer, exp *results.Export) {
 	if t := exp.Topology; t != nil {
 		fmt.Fprintf(w, "\nreference server: %d replicas, routing %s, event log %s\n", t.Replicas, t.Routing, t.EventLog)
 		for _, d := range t.Deaths {
