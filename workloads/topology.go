@@ -86,10 +86,16 @@ func (w *Workload) Topological() bool {
 	if b.Replicas > 1 || b.EventLog != eventLogs[0] || b.Routing != routings[0] {
 		return true
 	}
-	for _, f := range w.Faults {
+	return w.TopologyAction() != nil
+}
+
+// TopologyAction is the first restart, rebalance or scale of the workload's faults, or nil:
+// those act on the reference server of the process that runs the workload.
+func (w *Workload) TopologyAction() *Fault {
+	for i, f := range w.Faults {
 		if f.Action != nil && contains(topologyActions, f.Action.Kind) {
-			return true
+			return &w.Faults[i]
 		}
 	}
-	return false
+	return nil
 }

@@ -31,6 +31,9 @@ const procsLead = 3 * time.Second
 // progress view, reports a shard that dies, and merges the shards' exports exactly at the end,
 // keeping the others' results.
 func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
+	if f := w.TopologyAction(); f != nil { // the shards would each meet the one server process by URL
+		return usagef("--procs: %s: %s acts on the reference server run by the process of the run; run this workload without --procs", f.Where, f.Action.Kind)
+	}
 	formats, err := parseFormats(fl.formats)
 	if err != nil {
 		return err
