@@ -81,6 +81,9 @@ func main() {
 		if r := secondSignal.Load(); r != nil {
 			r.abandon()
 		}
+		if k := procsSecondSignal.Load(); k != nil {
+			k.abandon() // a --procs run: its shards and reference server end first (procs.go)
+		}
 		os.Exit(exitInterrupted)
 	}()
 	err := newRoot().ExecuteContext(ctx)
