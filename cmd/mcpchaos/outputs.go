@@ -50,3 +50,14 @@ func writeExportSet(out string, e *results.Export, formats []string) ([]string, 
 	}
 	return written, nil
 }
+
+// checkJSONOut checks inspect's --json file before any work.
+func checkJSONOut(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := outfile.Check(path); err != nil {
+		return usagef("--json %s: %v", path, err)
+	}
+	return nil
+}
