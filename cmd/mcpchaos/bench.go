@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/bench"
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -63,7 +64,7 @@ server's own per-session cost.`,
 	f.IntVar(&o.Workers, "workers", 64, "concurrent establishments and calls")
 	f.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the server directly, not through embedded Toxiproxy")
 	f.StringVar(&kinds, "clients", bench.Lean+","+bench.GoSDK, "client kinds to measure, comma-separated")
-	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
+	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	// The measuring process: one client kind against a given URL.
 	f.BoolVar(&child, "child", false, "")
 	f.StringVar(&o.Client, "client", bench.Lean, "")
@@ -83,6 +84,9 @@ type benchReport struct {
 }
 
 func benchParent(ctx context.Context, o bench.Options, kinds []string, jsonOut string, stdout, stderr io.Writer) error {
+	if err := checkJSONOut(jsonOut); err != nil {
+		return err
+	}
 	self, err := selfPath()
 	if err != nil {
 		return err
@@ -129,10 +133,14 @@ func benchParent(ctx context.Context, o bench.Options, kinds []string, jsonOut s
 		}
 		rep.Results = append(rep.Results, r)
 	}
-	printBench(stdout, &rep)
+	if jsonOut == "-" {
+		printBench(stderr, &rep) // the JSON goes to stdout alone
+	} else {
+		printBench(stdout, &rep)
+	}
 	if jsonOut != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
+		if err := outfile.Write(jsonOut, stdout, append(data, '\n')); err != nil {
 			return err
 		}
 	}
