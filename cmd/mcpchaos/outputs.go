@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -60,4 +61,13 @@ func checkJSONOut(path string) error {
 		return usagef("--json %s: %v", path, err)
 	}
 	return nil
+}
+
+// outPath is where run's export goes: --out, or the default path (its time is the run's start,
+// so the name checked before the run differs, but not its directory).
+func outPath(out, workload string) string {
+	if out == "" {
+		return results.DefaultPath(workload, time.Now())
+	}
+	return out
 }

@@ -192,6 +192,12 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs("--out", outPath(fl.out, w.Name), plan.formats); err != nil {
+		return err
+	}
+	if fl.out == "-" {
+		stdout = stderr // the export is on stdout: the summary goes beside it
+	}
 	w = shardWorkload(w, plan.shard)
 	sig := ctx // ends on a signal; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
@@ -322,14 +328,7 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 	if out == "" {
 		out = results.DefaultPath(w.Name, start)
 	}
-	if err := results.WriteFile(out, exp); err != nil {
-		return fmt.Errorf("writing the export: %w", err)
-	}
-	written, err := results.WriteCompanions(out, exp, plan.formats)
-	if err != nil {
-		return err
-	}
-	if !fl.quiet {
+	if !fl.quiet { // the summary first: a full disk found when writing must not lose it
 		status := ""
 		switch {
 		case interrupted:
@@ -354,6 +353,10 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		note = "(a shard's thresholds are judged on the merged result: mcpchaos merge)"
 	}
 	if err := printThresholds(stdout, exp.Thresholds, note); err != nil {
+		return err
+	}
+	written, err := writeExportSet(out, exp, plan.formats)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nexport: %s\n", out)
@@ -566,10 +569,7 @@ func (r *runner) failedExport(fl runFlags, plan runPlan, at time.Time, cause err
 	if out == "" {
 		out = results.DefaultPath(r.w.Name, at)
 	}
-	if err := results.WriteFile(out, exp); err != nil {
-		return errors.Join(cause, fmt.Errorf("writing the export: %w", err))
-	}
-	written, err := results.WriteCompanions(out, exp, plan.formats)
+	written, err := writeExportSet(out, exp, plan.formats)
 	if err != nil {
 		return errors.Join(cause, err)
 	}
