@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -35,7 +36,7 @@ stops on Ctrl-C.`,
 				if w.Target.Builtin == nil {
 					return usagef("--from %s: the workload has no target.builtin section", from)
 				}
-				cfg = targetConfig(w.Target.Builtin)
+				cfg = engine.ReferenceConfig(w.Target.Builtin)
 			} else {
 				cfg.GetValidation = refserver.GetValidation(getVal)
 			}
@@ -75,21 +76,4 @@ stops on Ctrl-C.`,
 	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "SSE keepalive comments on open streams (0: off)")
 	f.DurationVar(&cfg.Retry, "retry", 0, "SSE retry: value sent with priming events (0: not sent)")
 	return cmd
-}
-
-// targetConfig turns a workload's built-in target section into the server's config.
-func targetConfig(b *workloads.BuiltinTarget) refserver.Config {
-	return refserver.Config{
-		SessionTTL:          b.SessionTTL,
-		Retention:           b.Retention,
-		RetentionEvents:     b.RetentionEvents,
-		GetValidation:       refserver.GetValidation(b.GetValidation),
-		DeadStatus:          b.DeadStatus,
-		DeadBody:            b.DeadBody,
-		UnknownCursorStatus: b.UnknownCursorStatus,
-		NotifyInterval:      b.NotifyInterval,
-		Keepalive:           b.Keepalive,
-		Retry:               b.Retry,
-		PostResponse:        b.PostResponse,
-	}
 }
