@@ -83,7 +83,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&fl.out, "out", "o", "", "where to write the JSON export (default ./mcpchaos-results/<workload>-<time>.json)")
+	f.StringVarP(&fl.out, "out", "o", "", "where to write the JSON export (default ./mcpchaos-results/<workload>-<time>.json; - for stdout)")
 	f.StringVar(&fl.progress, "progress", "auto", "live progress: auto (bars on a terminal, lines elsewhere), bars, lines, json (a status line a second, for a parent process), off")
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no summary table")
 	f.StringVar(&fl.formats, "formats", strings.Join(results.Formats, ","), "companions written beside the JSON export: csv, hgrm, junit (comma-separated), or none")
