@@ -53,7 +53,11 @@ func probe(dir string) error {
 	}
 	f, err := os.CreateTemp(dir, ".mcpchaos-probe-*")
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's own name says nothing to the user
+		}
+		return fmt.Errorf("the directory %s takes no new file (%w)", dir, err)
 	}
 	f.Close()
 	return os.Remove(f.Name())

@@ -164,7 +164,7 @@ func TestCheckRefuses(t *testing.T) {
 	}
 	// A directory that takes no new file, even from root: /proc.
 	if fi, err := os.Stat("/proc/self"); err == nil && fi.IsDir() {
-		cases = append(cases, struct{ path, want string }{"/proc/r.json", "cannot be written"})
+		cases = append(cases, struct{ path, want string }{"/proc/r.json", "takes no new file"})
 	}
 	// Permission bits, where they count (not for root, whom only a read-only mount stops).
 	if os.Geteuid() != 0 {

@@ -53,8 +53,11 @@ func (s Set) Check() error {
 	}
 	for i, a := range all {
 		for _, b := range all[i+1:] {
-			if Same(a, b) {
-				return fmt.Errorf("%s and %s would be the same file; give the export a name ending in .json", a, b)
+			switch {
+			case Same(a, b) && i == 0:
+				return fmt.Errorf("the companion %s would overwrite the export; give the export a name ending in .json", b)
+			case Same(a, b):
+				return fmt.Errorf("the companions %s and %s would be the same file; give the export a name ending in .json", a, b)
 			}
 		}
 		for _, d := range s.Dirs {

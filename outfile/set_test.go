@@ -25,12 +25,12 @@ func TestSetCheckCollisions(t *testing.T) {
 		set  Set
 		want string
 	}{
-		{companions(in("r.csv")), "the same file"},           // the CSV would overwrite the export
-		{companions(in("r.hgrm")), "companion directory"},    // the .hgrm directory would replace it
-		{companions(in("alias.json")), "the same file"},      // through a link
-		{companions(in("foreign.json")), "not a .hgrm file"}, // a directory the tool did not write
-		{companions(in("plain.json")), "not a directory"},    // a file where the directory goes
-		{companions(in("x.json.incomplete")), ""},            // a name is only a name
+		{companions(in("r.csv")), "would overwrite the export"},      // the CSV would overwrite the export
+		{companions(in("r.hgrm")), "companion directory"},            // the .hgrm directory would replace it
+		{companions(in("alias.json")), "would overwrite the export"}, // through a link
+		{companions(in("foreign.json")), "not a .hgrm file"},         // a directory the tool did not write
+		{companions(in("plain.json")), "not a directory"},            // a file where the directory goes
+		{companions(in("x.json.incomplete")), ""},                    // a name is only a name
 		{Set{Export: "-", Files: []string{"-.csv"}}, "standard output"},
 		{Set{Export: in("m.json"), Files: []string{in("m.json.incomplete")}}, "the same file"},
 	}
