@@ -38,6 +38,13 @@ func (k *procsChildren) startShards(ctx context.Context, self, arg, dir string, 
 			return nil
 		}
 		file := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		// An earlier run's shard export under this name would be merged as this run's, if
+		// this shard wrote none: it goes first (only a regular file, as outfile would replace).
+		if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
+			if err := os.Remove(file); err != nil {
+				return fmt.Errorf("removing the earlier run's %s: %w", file, err)
+			}
+		}
 		args := append([]string{"run", arg,
 			"--shard", fmt.Sprintf("%d/%d", i, n),
 			"--start-at", start.Format(time.RFC3339Nano),

@@ -70,6 +70,10 @@ func signalProcsRun(t *testing.T, bin, when, to string, n int) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "r.json")
+	// An earlier run's shard exports: never merged into this one.
+	stale := filepath.Join(dir, "r.shards", "shard-1.json")
+	os.MkdirAll(filepath.Dir(stale), 0o755)
+	os.WriteFile(stale, []byte(`{"earlier_run": true}`), 0o644)
 	cmd := exec.Command(bin, "run", wl, "--procs", "2", "--toxiproxy", api, "--out", out, "--progress", "json")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, as a shell's job
 	var stdout bytes.Buffer
@@ -128,6 +132,9 @@ func signalProcsRun(t *testing.T, bin, when, to string, n int) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 	checkProcsExport(t, out, when, n, stdout.String(), stderr.String())
+	if b, err := os.ReadFile(stale); err == nil && strings.Contains(string(b), "earlier_run") {
+		t.Error("an earlier run's shard export is still there, to be merged as this run's")
+	}
 	checkNothingLeft(t, api, dir)
 }
 
