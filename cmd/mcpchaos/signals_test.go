@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,14 +44,15 @@ faults:
 // terminal's Ctrl-C), while the shards set up or mid-run. It always exits 130; it leaves no
 // proxy on the server and no child process (shards, `serve`) running; a single signal mid-run
 // leaves a merged export of both shards, marked interrupted. The built binary runs on loopback;
-// every wait is on an event (a line the process prints, its exit), bounded.
+// every wait is on an event (a line the process prints, its exit), bounded. A third row sends
+// the signals at a random moment from set-up into the run, as a user would.
 func TestProcsSignalMatrix(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("mcpchaos") // the test binary as mcpchaos, put on PATH by testscript.Main
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, when := range []string{"setup", "midrun"} {
+	for _, when := range []string{"setup", "midrun", "random"} {
 		for _, to := range []string{"parent", "group"} {
 			for _, n := range []int{1, 2} {
 				t.Run(fmt.Sprintf("%s/%s/%dx", when, to, n), func(t *testing.T) {
@@ -102,9 +104,16 @@ func signalProcsRun(t *testing.T, bin, when, to string, n int) {
 	bound := time.AfterFunc(90*time.Second, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer bound.Stop()
 
-	if !waitLine(lines, when) {
+	if !waitLine(lines, when) { // "random": the set-up line, then a random moment
 		err := cmd.Wait()
 		t.Fatalf("no %s event before exit (%v); stderr:\n%s", when, err, stderr.String())
+	}
+	if when == "random" {
+		// The interrupt itself, not a synchronisation: from set-up to the first seconds of the
+		// run (the shards start 3 s after the set-up line).
+		after := time.Duration(rand.Int64N(int64(5 * time.Second)))
+		t.Logf("interrupt %v after the set-up line", after)
+		<-time.After(after)
 	}
 	pid := cmd.Process.Pid
 	if to == "group" {
@@ -143,7 +152,7 @@ func signalProcsRun(t *testing.T, bin, when, to string, n int) {
 func waitLine(lines <-chan string, when string) bool {
 	for line := range lines {
 		switch when {
-		case "setup":
+		case "setup", "random":
 			if strings.Contains(line, "shard processes setting up") {
 				return true
 			}
