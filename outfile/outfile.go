@@ -77,7 +77,12 @@ func notWritable(path, target string, m fs.FileMode) error {
 }
 
 func writeDirect(target string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	// O_NONBLOCK: a FIFO that no process reads is an error at once (ENXIO), not a run that
+	// never ends; a device ignores it, and Go's poller waits on a FIFO that fills up.
+	f, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return fmt.Errorf("%s: no process reads this FIFO", target)
+	}
 	if err != nil {
 		return err
 	}
