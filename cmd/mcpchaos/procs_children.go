@@ -42,6 +42,8 @@ func (k *procsChildren) startShards(ctx context.Context, self, arg, dir string, 
 		// this shard wrote none: it goes first (only a regular file, as outfile would replace).
 		if fi, err := os.Lstat(file); err == nil && fi.Mode().IsRegular() {
 			if err := os.Remove(file); err != nil {
+				k.signal(syscall.SIGTERM)
+				k.wait()
 				return fmt.Errorf("removing the earlier run's %s: %w", file, err)
 			}
 		}
