@@ -31,6 +31,9 @@
 //   - Run anything the workload did not name, or kill anything it did not
 //     start: an exec command runs in its own process group, and only that
 //     group is killed, on timeout or when the run ends.
+//   - Wait without bound. A Toxiproxy call that cannot finish (a peer that
+//     reads nothing holds a toxic chain that cannot be paused) is abandoned
+//     after CallBound with a note (ErrAbandoned); Close is bounded the same way.
 //   - Write logs. Toxiproxy's loggers are silenced so nothing writes over the
 //     progress display; errors are returned or reported through callbacks.
 package faults
