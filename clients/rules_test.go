@@ -168,8 +168,8 @@ func TestProblems(t *testing.T) {
 	}{
 		{[]Outcome{healthy}, true, nil},
 		{[]Outcome{refused}, false, []string{"group bad: 340 of 340 tool calls were refused", "additional properties"}},
-		{[]Outcome{cut}, false, nil},  // cut by faults: what was asked
-		{[]Outcome{ended}, true, nil}, // dropped, never reconnected before the end
+		{[]Outcome{cut}, false, nil},     // cut by faults: what was asked
+		{[]Outcome{ended}, true, nil},    // dropped, never reconnected before the end
 		{[]Outcome{noCalls}, false, nil}, // a workload may make no calls
 		{[]Outcome{noReplay}, true, []string{"7 reconnects after drops but no replay in any group"}},
 		{[]Outcome{noReplay}, false, nil},
