@@ -1,7 +1,11 @@
+// Tests of what a slow server or machine does to inspect: an answer or a session lost to a
+// wait tells nothing, and is tried again.
+
 package inspect
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,7 +14,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 )
 
@@ -72,5 +80,33 @@ func TestSlowAnswerIsTriedAgain(t *testing.T) {
 		if strings.Contains(n, "no complete answer") {
 			t.Errorf("a held call was given up on: %s", n)
 		}
+	}
+}
+
+// With a declared TTL, a keepalive watch whose session is found dead (its pings came too late
+// on a loaded machine) tells nothing about the stream: it is watched again on a fresh session.
+// Here the session is dead before the watch begins (ended by DELETE); the watch still reports
+// an idle stream watched for its whole time with nothing on it (the Go SDK sends no
+// keepalive), not a stream closed by the server nor an unwatched one.
+func TestKeepaliveWatchOutlivesADeadSession(t *testing.T) {
+	const sessionTTL = 2 * time.Second // long enough for the pings every third of it, loaded
+	u := sdkServer(t, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTTL})
+	in, err := newInspector(Options{Conn: clients.Conn{URL: u}, TTL: sessionTTL, Idle: 300 * time.Millisecond, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := in.open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.Delete(ctx); err != nil || st/100 != 2 {
+		t.Fatalf("DELETE: %d %v", st, err)
+	}
+	in.watchKeepalive(ctx, s)
+	fp := in.fp
+	if fp.KeepaliveWatchedMS != 300 || fp.StreamClosedMS != nil || fp.StreamKeepaliveMS != nil {
+		t.Errorf("watched %d ms, closed at %v, keepalive %v; want 300 ms watched, open, none; notes %v",
+			fp.KeepaliveWatchedMS, fp.StreamClosedMS, fp.StreamKeepaliveMS, fp.Notes)
 	}
 }
