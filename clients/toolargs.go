@@ -71,11 +71,7 @@ func MinimalArgs(schema json.RawMessage) (map[string]any, error) {
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return nil, fmt.Errorf("inputSchema is not a JSON Schema: %w", err)
 	}
-	v := minimal(&s, 0)
-	obj, ok := v.(map[string]any)
-	if !ok {
-		obj = map[string]any{}
-	}
+	obj := MinimalInstance(&s)
 	rs, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
 	if err != nil {
 		return obj, nil // a schema this library cannot resolve ($ref elsewhere): send what we built
@@ -84,6 +80,16 @@ func MinimalArgs(schema json.RawMessage) (map[string]any, error) {
 		return obj, fmt.Errorf("the smallest arguments built from its inputSchema do not validate (%v); give the group `arguments`", err)
 	}
 	return obj, nil
+}
+
+// MinimalInstance is the best effort behind MinimalArgs, for a schema already decoded: the
+// smallest object it builds, unchecked (a schema it cannot satisfy gets its closest try).
+func MinimalInstance(s *jsonschema.Schema) map[string]any {
+	obj, ok := minimal(s, 0).(map[string]any)
+	if !ok {
+		obj = map[string]any{}
+	}
+	return obj
 }
 
 func minimal(s *jsonschema.Schema, depth int) any {

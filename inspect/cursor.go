@@ -158,7 +158,7 @@ func (in *inspector) toolArgs(t toolInfo) any {
 	if in.o.Tool == t.Name && in.o.ToolArgs != nil {
 		return in.o.ToolArgs
 	}
-	return minimalArgs(t.InputSchema)
+	return clients.MinimalInstance(t.InputSchema) // unchecked: the server's refusal says why
 }
 
 // callWait is the first wait for a request sent for its event ids: a slow tool's ids come

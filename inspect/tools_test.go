@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mcpchaos/mcpchaos/clients"
 )
 
 // The arguments inspect sends a tool are a valid instance of its inputSchema, as the schema
@@ -31,7 +32,7 @@ func TestMinimalArgsAreValid(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", schema, err)
 		}
-		args := minimalArgs(&s)
+		args := clients.MinimalInstance(&s)
 		// Round-trip through JSON: the server sees JSON, not Go values.
 		data, _ := json.Marshal(args)
 		var instance any
