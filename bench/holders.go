@@ -34,7 +34,7 @@ func probeVsBare(ctx context.Context, h holder, endpoint string, n int) (probeP5
 	if n <= 0 {
 		return 0, 0, nil
 	}
-	rec := metrics.NewGroup("bench", "probe", 1)
+	rec := metrics.NewRecorder("bench", "probe", 1)
 	bare := metrics.NewHistogram()
 	hc := &http.Client{Transport: clients.NewTransport(4)}
 	defer hc.CloseIdleConnections()
@@ -73,7 +73,7 @@ type leanHolder struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	sessions []*clients.Session
-	rec      *metrics.Group
+	rec      *metrics.Recorder
 }
 
 // prepareLean sets up what the fleet needs whatever its size (transport, policy, recorder);
@@ -91,11 +91,11 @@ func prepareLean(endpoint string, o Options, dials *atomic.Int64) func(context.C
 		ClientName:     "mcpchaos-bench",
 	}
 	pol, _ := clients.NewPolicy("probe", clients.PolicyConfig{Retries: 3})
-	rec := metrics.NewGroup("bench", "probe", o.Sessions)
+	rec := metrics.NewRecorder("bench", "probe", o.Sessions)
 	return func(ctx context.Context) (holder, error) { return holdLean(ctx, o, ep, pol, rec) }
 }
 
-func holdLean(ctx context.Context, o Options, ep *clients.Endpoint, pol clients.Policy, rec *metrics.Group) (holder, error) {
+func holdLean(ctx context.Context, o Options, ep *clients.Endpoint, pol clients.Policy, rec *metrics.Recorder) (holder, error) {
 	f := clients.NewFleet(clients.GroupConfig{
 		Name: "bench", Clients: o.Sessions, Policy: pol, Probe: "ping", DeadStatuses: []int{404, 410},
 		RetryBackoff: 50 * time.Millisecond, CallEvery: time.Hour, Tool: "echo", Concurrency: 1,

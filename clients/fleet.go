@@ -50,7 +50,7 @@ type GroupConfig struct {
 type Fleet struct {
 	cfg     GroupConfig
 	ep      *Endpoint
-	rec     *metrics.Group
+	rec     *metrics.Recorder
 	truth   Truth
 	policy  Policy
 	drv     driver
@@ -68,7 +68,7 @@ type Fleet struct {
 
 // NewFleet prepares a group. calls says, for a time since the start, whether request loops
 // should make calls then (the workload's phases).
-func NewFleet(cfg GroupConfig, ep *Endpoint, rec *metrics.Group, truth Truth, calls func(time.Duration) bool) *Fleet {
+func NewFleet(cfg GroupConfig, ep *Endpoint, rec *metrics.Recorder, truth Truth, calls func(time.Duration) bool) *Fleet {
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 1
 	}

@@ -421,10 +421,10 @@ func TestHostileFleetBounded(t *testing.T) {
 	var peak atomic.Uint64
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var recs []*metrics.Group
+	var recs []*metrics.Recorder
 	var fleets []*Fleet
 	for _, b := range behaviours {
-		rec := metrics.NewGroup(b, "probe", cfg.Clients)
+		rec := metrics.NewRecorder(b, "probe", cfg.Clients)
 		recs = append(recs, rec)
 		c := cfg
 		c.Name = b
@@ -435,15 +435,15 @@ func TestHostileFleetBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sdkRecs []*metrics.Group
+	var sdkRecs []*metrics.Recorder
 	for _, b := range []string{"giant-event", "redirect-off-origin", "stalled-sse-reply", "huge-header"} {
-		rec := metrics.NewGroup("sdk-"+b, "gosdk", cfg.Clients)
+		rec := metrics.NewRecorder("sdk-"+b, "gosdk", cfg.Clients)
 		sdkRecs = append(sdkRecs, rec)
 		c := cfg
 		c.Name, c.Policy = "sdk-"+b, sdkPol
 		fleets = append(fleets, NewFleet(c, hostileEndpoint(t, h.url(b)), rec, nobody, always))
 	}
-	goodRec := metrics.NewGroup("good", "probe", cfg.Clients)
+	goodRec := metrics.NewRecorder("good", "probe", cfg.Clients)
 	gc := cfg
 	gc.Name, gc.Arguments = "good", nil // from the reference server's inputSchema
 	fleets = append(fleets, NewFleet(gc, hostileEndpoint(t, good.URL), goodRec, nobody, always))
@@ -528,7 +528,7 @@ func TestHostileFleetBounded(t *testing.T) {
 	t.Logf("heap in use: %d MB before, %d MB peak", before.HeapInuse>>20, peak.Load()>>20)
 }
 
-func totalErrors(r *metrics.Group) int64 {
+func totalErrors(r *metrics.Recorder) int64 {
 	var n int64
 	for k := range metrics.ErrOther + 1 {
 		n += r.Errors(k)

@@ -59,7 +59,7 @@ func interopRun(t *testing.T, u string) map[string]*groupResult {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := metrics.NewGroup(name, name, 8)
+		rec := metrics.NewRecorder(name, name, 8)
 		f := clients.NewFleet(clients.GroupConfig{
 			Name: name, Clients: 8, Ramp: 300 * time.Millisecond, Policy: pol, Probe: "ping",
 			DeadStatuses: []int{404, 410}, RetryBackoff: 20 * time.Millisecond, CallEvery: 300 * time.Millisecond,
@@ -102,7 +102,7 @@ func interopRun(t *testing.T, u string) map[string]*groupResult {
 }
 
 type groupResult struct {
-	rec   *metrics.Group
+	rec   *metrics.Recorder
 	fleet *clients.Fleet
 	snap  *metrics.Snapshot
 }
@@ -261,7 +261,7 @@ func TestGoSDKFirstStreamObserved(t *testing.T) {
 	}
 	ep := &clients.Endpoint{URL: srv.URL, HTTP: hc, Protocol: clients.Protocol20251125, RequestTimeout: 3 * time.Second,
 		MaxBody: 1 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos-sdk"}
-	rec := metrics.NewGroup("sdk", clients.ClientGoSDK, 1)
+	rec := metrics.NewRecorder("sdk", clients.ClientGoSDK, 1)
 	f := clients.NewFleet(clients.GroupConfig{Name: "sdk", Clients: 1, Tool: "lookup_order", CallEvery: time.Hour,
 		DeadStatuses: []int{404}, ReconnectDelay: 50 * time.Millisecond, ReconnectMax: 200 * time.Millisecond},
 		ep, rec, clients.NewEstimated(time.Minute), func(time.Duration) bool { return false })

@@ -145,7 +145,7 @@ func TestEstimated(t *testing.T) {
 
 func TestProblems(t *testing.T) {
 	snap := func(kv map[metrics.Counter]int64) *metrics.Snapshot {
-		s := metrics.NewGroup("g", "probe", 1).Snapshot()
+		s := metrics.NewRecorder("g", "probe", 1).Snapshot()
 		for k, v := range kv {
 			s.Counters[k] = v
 		}

@@ -58,7 +58,7 @@ func TestPoliciesAgainstGoSDKServer(t *testing.T) {
 	calls := func(time.Duration) bool { return callsOn.Load() }
 	type group struct {
 		fleet *Fleet
-		rec   *metrics.Group
+		rec   *metrics.Recorder
 		proxy string
 	}
 	var groups []group
@@ -73,7 +73,7 @@ func TestPoliciesAgainstGoSDKServer(t *testing.T) {
 		}
 		ep := endpoint((&url.URL{Scheme: "http", Host: listen, Path: u.Path}).String())
 		pol, _ := NewPolicy(name, PolicyConfig{Retries: 3})
-		rec := metrics.NewGroup(name, name, 6)
+		rec := metrics.NewRecorder(name, name, 6)
 		f := NewFleet(GroupConfig{
 			Name: name, Clients: 6, Ramp: 50 * time.Millisecond, Policy: pol, Probe: "ping",
 			DeadStatuses: []int{404, 410}, RetryBackoff: 10 * time.Millisecond,

@@ -46,7 +46,7 @@ type Responder struct {
 	Roots   []Root                     // nil: roots not advertised, roots/list refused
 	Replies map[string]json.RawMessage // scripted results by method (sampling, elicitation)
 
-	rec      *metrics.Group
+	rec      *metrics.Recorder
 	answered [5]atomic.Int64 // by serverMethods
 	refused  [5]atomic.Int64 // answered with a JSON-RPC error
 }

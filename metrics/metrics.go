@@ -301,8 +301,8 @@ func (s *Snapshot) Merge(o *Snapshot) {
 	}
 }
 
-// Group and NewGroup are Recorder's and NewRecorder's old names, kept only while the packages
-// other helpers are rewriting (clients, results, bench) move over; "group" alone means a
+// Group and NewGroup are Recorder's and NewRecorder's old names, kept only while results'
+// tests still use them; "group" alone means a
 // workload's client group (workloads.Group) or its exported numbers (results.Group).
 //
 // Deprecated: use Recorder and NewRecorder.
