@@ -13,7 +13,7 @@ type Naive struct{ Retries int }
 
 func (Naive) Name() string { return "naive" }
 
-func (Naive) AfterReplay(r Replay, _ func() ProbeResult) Verdict {
+func (Naive) AfterReplay(r Replay, _ func() ProbeResult) ReplayDecision {
 	switch {
 	case r.Status == 200:
 		return Resume

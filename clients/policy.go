@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// Verdict is what a client does with its session after a replay.
-type Verdict int
+// ReplayDecision is what a client does with its session after a replay.
+type ReplayDecision int
 
 const (
 	// Resume: the session is live; apply the replayed events and carry on.
-	Resume Verdict = iota
+	Resume ReplayDecision = iota
 	// Teardown: the session is dead; quarantine the replayed events, drop cursor and session
 	// id, re-initialize.
 	Teardown
@@ -21,9 +21,9 @@ const (
 	Ambiguous
 )
 
-var verdictNames = [...]string{"resume", "teardown", "resync", "ambiguous"}
+var replayDecisionNames = [...]string{"resume", "teardown", "resync", "ambiguous"}
 
-func (v Verdict) String() string { return verdictNames[v] }
+func (v ReplayDecision) String() string { return replayDecisionNames[v] }
 
 // Replay is what the replay GET got.
 type Replay struct {
@@ -65,7 +65,7 @@ type Policy interface {
 	Name() string
 	// AfterReplay classifies a replay. probe sends one liveness probe when called; a policy
 	// that never probes never calls it.
-	AfterReplay(r Replay, probe func() ProbeResult) Verdict
+	AfterReplay(r Replay, probe func() ProbeResult) ReplayDecision
 	// AfterFailure decides what a failed attempt means.
 	AfterFailure(f Failure) Action
 	// SharesSession reports whether every request loop of a client always uses the client's

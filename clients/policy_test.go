@@ -15,8 +15,8 @@ func TestAfterReplay(t *testing.T) {
 		name   string
 		replay Replay
 		probe  *ProbeResult // nil: the policy must not probe
-		naive  Verdict
-		probeV Verdict
+		naive  ReplayDecision
+		probeV ReplayDecision
 	}{
 		{"replay 200, probe 200: live", Replay{Status: 200}, &live, Resume, Resume},
 		{"replay 200, probe dead: the replay lied", Replay{Status: 200}, &dead, Resume, Teardown},

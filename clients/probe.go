@@ -17,7 +17,7 @@ type Probe struct{ Retries int }
 
 func (Probe) Name() string { return "probe" }
 
-func (Probe) AfterReplay(r Replay, probe func() ProbeResult) Verdict {
+func (Probe) AfterReplay(r Replay, probe func() ProbeResult) ReplayDecision {
 	if r.Dead {
 		return Teardown
 	}

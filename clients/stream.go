@@ -221,11 +221,11 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 type judgement struct {
 	g      verdictGate
 	before string // the cursor the replay was asked from
-	done   chan Verdict
+	done   chan ReplayDecision
 }
 
 func (c *Client) judge(h *held, st *Stream, cursor string) *judgement {
-	j := &judgement{before: cursor, done: make(chan Verdict, 1)}
+	j := &judgement{before: cursor, done: make(chan ReplayDecision, 1)}
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -258,13 +258,13 @@ func (j *judgement) gate() *verdictGate {
 }
 
 // wait returns the verdict; called once the stream has ended.
-func (j *judgement) wait() Verdict { return <-j.done }
+func (j *judgement) wait() ReplayDecision { return <-j.done }
 
 // verdictGate holds back events until a verdict.
 type verdictGate struct {
 	mu      sync.Mutex
 	decided bool
-	v       Verdict
+	v       ReplayDecision
 	pending int // held back before the verdict
 	after   int // arrived after a Teardown, before the stream closed
 }
@@ -286,7 +286,7 @@ func (g *verdictGate) hold() bool {
 }
 
 // decide records the verdict and returns how many events were held back.
-func (g *verdictGate) decide(v Verdict) int {
+func (g *verdictGate) decide(v ReplayDecision) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.decided, g.v = true, v
