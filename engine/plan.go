@@ -136,7 +136,7 @@ func checkThresholds(w *workloads.Workload, ths []results.Threshold) error {
 // are unchanged: they identify the run the shards belong to.
 func shardWorkload(w *workloads.Workload, s *results.Shard) *workloads.Workload {
 	cp := *w
-	cp.Groups = append([]workloads.Group(nil), w.Groups...)
+	cp.Groups = append([]workloads.GroupSpec(nil), w.Groups...)
 	for i := range cp.Groups {
 		cp.Groups[i].Clients = shareOf(w.Groups[i].Clients, s.Index, s.Count)
 	}

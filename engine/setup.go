@@ -52,7 +52,7 @@ func (r *runner) setUp(ctx context.Context) error {
 }
 
 // addGroup starts a group's proxy and builds its fleet and recorder.
-func (r *runner) addGroup(ctx context.Context, g workloads.Group, conn clients.Conn, gen clients.Negotiated, truth clients.Truth) error {
+func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clients.Conn, gen clients.Negotiated, truth clients.Truth) error {
 	listen, err := r.inj.AddProxy(ctx, g.Name, clients.HostPort(conn.URL))
 	if err != nil {
 		return fmt.Errorf("group %s: starting its proxy: %w", g.Name, err)

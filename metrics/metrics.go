@@ -303,7 +303,7 @@ func (s *Snapshot) Merge(o *Snapshot) {
 
 // Group and NewGroup are Recorder's and NewRecorder's old names, kept only while results'
 // tests still use them; "group" alone means a
-// workload's client group (workloads.Group) or its exported numbers (results.Group).
+// workload's client group (workloads.GroupSpec) or its exported numbers (results.Group).
 //
 // Deprecated: use Recorder and NewRecorder.
 type Group = Recorder

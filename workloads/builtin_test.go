@@ -16,14 +16,14 @@ const ms = time.Millisecond
 
 // fastGroups are the groups of every -fast builtin: the same clients and
 // calls, only the policy differs.
-func fastGroups() []Group {
-	g := Group{Clients: 25, Ramp: 500 * ms, Retries: 3, RetryBackoff: 20 * ms, Probe: "ping",
+func fastGroups() []GroupSpec {
+	g := GroupSpec{Clients: 25, Ramp: 500 * ms, Retries: 3, RetryBackoff: 20 * ms, Probe: "ping",
 		DeadStatuses: []int{404, 410}, CallEvery: 400 * ms, Tool: "echo", Concurrency: 2,
 		RequestTimeout: 10 * time.Second, Protocol: "2025-11-25"}
 	naive, probe := g, g
 	naive.Name, naive.Policy = "naive", "naive"
 	probe.Name, probe.Policy = "probe", "probe"
-	return []Group{naive, probe}
+	return []GroupSpec{naive, probe}
 }
 
 func fastTarget(change func(*BuiltinTarget)) BuiltinTarget {
@@ -59,7 +59,7 @@ func TestBuiltins(t *testing.T) {
 		name     string
 		target   BuiltinTarget
 		phases   []Phase
-		groups   []Group
+		groups   []GroupSpec
 		faults   []Fault
 		duration time.Duration
 	}{

@@ -30,7 +30,7 @@ var faultSchema = schema{keys: []schemaKey{
 // faults decodes the fault list. groups are the decoded client groups;
 // groupsOK says whether they decoded at all (if not, references to them are
 // not checked, to avoid a cascade of errors).
-func (d *decoder) faults(f *field, run runLength, groups []Group, groupsOK bool) []Fault {
+func (d *decoder) faults(f *field, run runLength, groups []GroupSpec, groupsOK bool) []Fault {
 	entries, ok := d.list(f, maxListLen)
 	if !ok {
 		return nil

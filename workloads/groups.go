@@ -30,7 +30,7 @@ var groupSchema = schema{keys: []schemaKey{
 	{"server_replies", "script results for the server's sampling/createMessage and elicitation/create (refused with an error otherwise)"},
 }}
 
-func (d *decoder) groups(f *field, run runLength) []Group {
+func (d *decoder) groups(f *field, run runLength) []GroupSpec {
 	entries, ok := d.list(f, maxListLen)
 	if !ok {
 		return nil
@@ -39,7 +39,7 @@ func (d *decoder) groups(f *field, run runLength) []Group {
 		d.errorf(f.node, f.path, "is empty; %s", f.hint)
 		return nil
 	}
-	groups := make([]Group, 0, len(entries))
+	groups := make([]GroupSpec, 0, len(entries))
 	names := map[string]ast.Node{}
 	total := 0
 	for i, e := range entries {
@@ -78,9 +78,9 @@ func (w *Workload) CheckClientsPerProcess() error {
 	return nil
 }
 
-func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) Group {
+func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) GroupSpec {
 	m := d.mapping(e, path, &groupSchema)
-	var g Group
+	var g GroupSpec
 	if nf := m.require("name"); nf != nil {
 		if name, ok := d.name(nf); ok {
 			g.Name = name

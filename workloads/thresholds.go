@@ -31,7 +31,7 @@ var thresholdSchema = schema{keys: []schemaKey{
 
 const thresholdHint = "write SCOPE.METRIC OP VALUE, e.g. probe.probe_latency.p99 < 50ms"
 
-func (d *decoder) thresholds(f *field, groups []Group, groupsOK bool) []results.Threshold {
+func (d *decoder) thresholds(f *field, groups []GroupSpec, groupsOK bool) []results.Threshold {
 	entries, ok := d.list(f, maxListLen)
 	if !ok {
 		return nil

@@ -17,7 +17,7 @@ type Workload struct {
 	Hash              string // "sha256:<hex>" of the file bytes
 	Target            Target
 	Phases            []Phase // sequential, with resolved Start and Duration
-	Groups            []Group
+	Groups            []GroupSpec
 	Faults            []Fault
 	Duration          time.Duration // sum of the phase durations: the planned run time
 	// Toxiproxy is the URL of an external toxiproxy-server to create the groups' proxies
@@ -82,8 +82,9 @@ type Phase struct {
 // End is the offset from the run's start at which the phase ends.
 func (p Phase) End() time.Duration { return p.Start + p.Duration }
 
-// Group is a set of identical simulated clients sharing one fault proxy.
-type Group struct {
+// GroupSpec is what a workload says about one client group: a set of identical simulated
+// clients sharing one fault proxy. (clients.Fleet runs it; results.Group is its exported numbers.)
+type GroupSpec struct {
 	Name           string        // unique, [a-z0-9_-]+: it names a proxy and a result column
 	Clients        int           // 1..100000
 	Ramp           time.Duration // clients start evenly over this; default 0
