@@ -238,65 +238,20 @@ func (d *decoder) waitFor(en *entry, path string) *WaitFor {
 // envVars reads an exec action's environment: NAME: value, values as
 // strings with ${VAR} references checked (expanded when the run starts).
 func (d *decoder) envVars(f *field) []Header {
-	if f == nil {
-		return nil
-	}
-	mn, isMap := f.node.(*ast.MappingNode)
-	if !isMap {
-		d.errorf(f.node, f.path, "must be a mapping of variable names to values, got %s; %s", describe(f.node), f.hint)
-		return nil
-	}
-	var out []Header
-	seen := map[string]ast.Node{}
-	for i, mv := range mn.Values {
-		if i >= maxMappingLen {
-			d.errorf(mv, f.path, "has more than %d keys; remove the extra keys", maxMappingLen)
-			break
-		}
-		if isNil(mv) || isNil(mv.Key) {
-			continue
-		}
-		k, ok := d.resolve(mv.Key)
-		if !ok {
-			continue
-		}
-		name, isScalar := keyName(k)
-		path := f.path + "." + name
-		switch {
-		case !isScalar || mv.Key.IsMergeKey() || !validVarName(name):
-			d.errorf(mv.Key, path, "%q is not an environment variable name; rename it with letters, digits and _, not starting with a digit", name)
-			continue
-		case seen[name] != nil:
-			line, col := position(seen[name])
-			d.errorf(mv.Key, path, "duplicate variable %q (first at %d:%d); remove one of them", name, line, col)
-			continue
-		}
-		seen[name] = mv.Key
-		vf := &field{path: path, key: mv.Key, hint: "write the value as a string, e.g. \"${DEPLOY_TOKEN}\""}
-		if vf.node, ok = d.resolve(mv.Value); !ok {
-			continue
-		}
-		var value string
-		switch x := vf.node.(type) {
-		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
-			value = nodeText(x)
-		default:
-			if value, ok = d.str(vf); !ok {
-				continue
+	return d.nameValues(f, nameValues{
+		mappingOf: "variable names",
+		what:      "variable",
+		name: func(mv *ast.MappingValueNode, name string, isScalar bool, path string) (string, bool) {
+			if !isScalar || !validVarName(name) {
+				d.errorf(mv.Key, path, "%q is not an environment variable name; rename it with letters, digits and _, not starting with a digit", name)
+				return "", false
 			}
-		}
-		if msg := checkVars(value); msg != "" {
-			d.errorf(vf.node, path, "%s", msg)
-			continue
-		}
-		if strings.ContainsRune(value, 0) {
-			d.errorf(vf.node, path, "a variable's value cannot contain a NUL byte")
-			continue
-		}
-		line, col := position(vf.node)
-		out = append(out, Header{Name: name, Value: value, Where: fmt.Sprintf("%s:%d:%d", d.file, line, col)})
-	}
-	return out
+			return name, true
+		},
+		valueHint: "write the value as a string, e.g. \"${DEPLOY_TOKEN}\"",
+		forbidden: "\x00",
+		why:       "a variable's value cannot contain a NUL byte",
+	})
 }
 
 // strings reads a list of strings.

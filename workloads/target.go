@@ -205,74 +205,26 @@ func badPort(p string) bool {
 }
 
 func (d *decoder) headers(f *field) []Header {
-	if f == nil {
-		return nil
-	}
-	mn, isMap := f.node.(*ast.MappingNode)
-	if !isMap {
-		d.errorf(f.node, f.path, "must be a mapping of header names to values, got %s; %s", describe(f.node), f.hint)
-		return nil
-	}
-	var out []Header
-	seen := map[string]ast.Node{}
-	for i, mv := range mn.Values {
-		if i >= maxMappingLen {
-			d.errorf(mv, f.path, "has more than %d keys; remove the extra keys", maxMappingLen)
-			break
-		}
-		if isNil(mv) || isNil(mv.Key) {
-			continue
-		}
-		k, ok := d.resolve(mv.Key)
-		if !ok {
-			continue
-		}
-		name, isScalar := keyName(k)
-		path := f.path + "." + name
-		switch {
-		case !isScalar || mv.Key.IsMergeKey():
-			d.errorf(mv, f.path, "a header name must be a plain word, e.g. Authorization")
-			continue
-		case !validHeaderName(name):
-			d.errorf(mv.Key, path, "%q is not a valid header name; use letters, digits and - (e.g. X-Api-Key)", name)
-			continue
-		case slices.Contains(managedHeaders, http.CanonicalHeaderKey(name)):
-			d.errorf(mv.Key, path, "%s is set by mcpchaos itself on every request; remove it", name)
-			continue
-		}
-		canon := http.CanonicalHeaderKey(name)
-		if prev, dup := seen[canon]; dup {
-			line, col := position(prev)
-			d.errorf(mv.Key, path, "duplicate header %q (first at %d:%d); remove one of them", name, line, col)
-			continue
-		}
-		seen[canon] = mv.Key
-		vf := &field{path: path, key: mv.Key, hint: "write the value as a string, e.g. \"Bearer ${MCP_TOKEN}\""}
-		vf.node, ok = d.resolve(mv.Value)
-		if !ok {
-			continue
-		}
-		var value string
-		switch x := vf.node.(type) {
-		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
-			value = nodeText(x)
-		default:
-			if value, ok = d.str(vf); !ok {
-				continue
+	return d.nameValues(f, nameValues{
+		mappingOf: "header names",
+		what:      "header",
+		name: func(mv *ast.MappingValueNode, name string, isScalar bool, path string) (string, bool) {
+			switch {
+			case !isScalar:
+				d.errorf(mv, f.path, "a header name must be a plain word, e.g. Authorization")
+			case !validHeaderName(name):
+				d.errorf(mv.Key, path, "%q is not a valid header name; use letters, digits and - (e.g. X-Api-Key)", name)
+			case slices.Contains(managedHeaders, http.CanonicalHeaderKey(name)):
+				d.errorf(mv.Key, path, "%s is set by mcpchaos itself on every request; remove it", name)
+			default:
+				return http.CanonicalHeaderKey(name), true
 			}
-		}
-		if msg := checkVars(value); msg != "" {
-			d.errorf(vf.node, path, "%s", msg)
-			continue
-		}
-		if strings.ContainsAny(value, "\r\n\x00") {
-			d.errorf(vf.node, path, "a header value cannot contain a line break; write it on one line")
-			continue
-		}
-		line, col := position(vf.node)
-		out = append(out, Header{Name: canon, Value: value, Where: fmt.Sprintf("%s:%d:%d", d.file, line, col)})
-	}
-	return out
+			return "", false
+		},
+		valueHint: "write the value as a string, e.g. \"Bearer ${MCP_TOKEN}\"",
+		forbidden: "\r\n\x00",
+		why:       "a header value cannot contain a line break; write it on one line",
+	})
 }
 
 // ParseHeader reads a header given on the command line as "Name: value"; the value's ${VAR}

@@ -1,0 +1,88 @@
+package workloads
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// nameValues says how to read one mapping of names to string values (a target's headers, an
+// exec action's environment); the walk, the limits, duplicates and ${VAR} checks are shared.
+type nameValues struct {
+	mappingOf string // what the keys are, for the error on a non-mapping
+	what      string // what one key is, for the duplicate error
+	// name checks a key and returns the name it is stored and compared under; on false it
+	// has reported why.
+	name      func(mv *ast.MappingValueNode, name string, isScalar bool, path string) (string, bool)
+	valueHint string // how to write a value
+	forbidden string // characters a value cannot contain
+	why       string // the error when it does
+}
+
+// nameValues reads f as nv says: each value a string (numbers and booleans as written), its
+// ${VAR} references checked (expanded when the run starts).
+func (d *decoder) nameValues(f *field, nv nameValues) []Header {
+	if f == nil {
+		return nil
+	}
+	mn, isMap := f.node.(*ast.MappingNode)
+	if !isMap {
+		d.errorf(f.node, f.path, "must be a mapping of %s to values, got %s; %s", nv.mappingOf, describe(f.node), f.hint)
+		return nil
+	}
+	var out []Header
+	seen := map[string]ast.Node{}
+	for i, mv := range mn.Values {
+		if i >= maxMappingLen {
+			d.errorf(mv, f.path, "has more than %d keys; remove the extra keys", maxMappingLen)
+			break
+		}
+		if isNil(mv) || isNil(mv.Key) {
+			continue
+		}
+		k, ok := d.resolve(mv.Key)
+		if !ok {
+			continue
+		}
+		name, isScalar := keyName(k)
+		path := f.path + "." + name
+		if isScalar && mv.Key.IsMergeKey() {
+			isScalar = false
+		}
+		key, ok := nv.name(mv, name, isScalar, path)
+		if !ok {
+			continue
+		}
+		if prev, dup := seen[key]; dup {
+			line, col := position(prev)
+			d.errorf(mv.Key, path, "duplicate %s %q (first at %d:%d); remove one of them", nv.what, name, line, col)
+			continue
+		}
+		seen[key] = mv.Key
+		vf := &field{path: path, key: mv.Key, hint: nv.valueHint}
+		if vf.node, ok = d.resolve(mv.Value); !ok {
+			continue
+		}
+		var value string
+		switch x := vf.node.(type) {
+		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
+			value = nodeText(x)
+		default:
+			if value, ok = d.str(vf); !ok {
+				continue
+			}
+		}
+		if msg := checkVars(value); msg != "" {
+			d.errorf(vf.node, path, "%s", msg)
+			continue
+		}
+		if strings.ContainsAny(value, nv.forbidden) {
+			d.errorf(vf.node, path, "%s", nv.why)
+			continue
+		}
+		line, col := position(vf.node)
+		out = append(out, Header{Name: key, Value: value, Where: fmt.Sprintf("%s:%d:%d", d.file, line, col)})
+	}
+	return out
+}
