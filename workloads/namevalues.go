@@ -86,3 +86,65 @@ func (d *decoder) nameValues(f *field, nv nameValues) []Header {
 	}
 	return out
 }
+
+// expandVars replaces ${NAME} with its value; "$$" is a literal "$". It returns the first name
+// lookup does not know. The syntax was checked by checkVars.
+func expandVars(s string, lookup func(string) (string, bool)) (string, string) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '$':
+			b.WriteByte('$')
+			i++
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				b.WriteString(s[i:])
+				return b.String(), ""
+			}
+			name := s[i+2 : i+end]
+			v, ok := lookup(name)
+			if !ok {
+				return "", name
+			}
+			b.WriteString(v)
+			i += end
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String(), ""
+}
+
+// checkVars checks the ${VAR} references of a header value; it returns "" or the problem.
+func checkVars(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			i++
+		case '{':
+			end := strings.IndexByte(s[i:], '}')
+			if end < 0 {
+				return fmt.Sprintf("${ at column %d is not closed; write ${NAME}", i+1)
+			}
+			name := s[i+2 : i+end]
+			if !validVarName(name) {
+				return fmt.Sprintf("${%s}: a variable name is letters, digits and _, not starting with a digit", name)
+			}
+			i += end
+		}
+	}
+	return ""
+}
+
+func validVarName(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/goccy/go-yaml/ast"
 )
 
 var targetSchema = schema{keys: []schemaKey{
@@ -43,18 +40,6 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"routing", "set how the router picks a replica: sticky (on Mcp-Session-Id), round-robin or hash"},
 	{"event_log", "set where the event log lives: per-replica, shared (in memory), or a Redis URL, e.g. redis://127.0.0.1:6379/0"},
 }}
-
-// Header is one extra request header of a URL target. Value is as written: ${VAR} references
-// are expanded only when the run starts (ExpandHeaders), because they usually name secrets.
-type Header struct {
-	Name, Value string
-	Where       string // file:line:col of the value
-}
-
-// managedHeaders are set by the client itself on every request; a workload may not override
-// them.
-var managedHeaders = []string{"Host", "Content-Type", "Content-Length", "Accept", "Mcp-Session-Id",
-	"Mcp-Protocol-Version", "Last-Event-Id", "Connection", "Transfer-Encoding", "Upgrade"}
 
 // target decodes the target section. ttlOK says whether Target.SessionTTL is
 // known, so that phases using "ttl" can be resolved (or skipped quietly when
@@ -202,148 +187,6 @@ func badPort(p string) bool {
 	}
 	n, err := strconv.Atoi(p)
 	return err != nil || n < 1 || n > 65535
-}
-
-func (d *decoder) headers(f *field) []Header {
-	return d.nameValues(f, nameValues{
-		mappingOf: "header names",
-		what:      "header",
-		name: func(mv *ast.MappingValueNode, name string, isScalar bool, path string) (string, bool) {
-			switch {
-			case !isScalar:
-				d.errorf(mv, f.path, "a header name must be a plain word, e.g. Authorization")
-			case !validHeaderName(name):
-				d.errorf(mv.Key, path, "%q is not a valid header name; use letters, digits and - (e.g. X-Api-Key)", name)
-			case slices.Contains(managedHeaders, http.CanonicalHeaderKey(name)):
-				d.errorf(mv.Key, path, "%s is set by mcpchaos itself on every request; remove it", name)
-			default:
-				return http.CanonicalHeaderKey(name), true
-			}
-			return "", false
-		},
-		valueHint: "write the value as a string, e.g. \"Bearer ${MCP_TOKEN}\"",
-		forbidden: "\r\n\x00",
-		why:       "a header value cannot contain a line break; write it on one line",
-	})
-}
-
-// ParseHeader reads a header given on the command line as "Name: value"; the value's ${VAR}
-// references are expanded when the run starts, like a workload's.
-func ParseHeader(s string) (Header, error) {
-	name, value, ok := strings.Cut(s, ":")
-	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
-	switch {
-	case !ok:
-		return Header{}, fmt.Errorf("%q: write it as \"Name: value\", e.g. \"Authorization: Bearer ${MCP_TOKEN}\"", redactHeader(s))
-	case !validHeaderName(name):
-		return Header{}, fmt.Errorf("%q is not a valid header name; use letters, digits and - (e.g. X-Api-Key)", name)
-	case slices.Contains(managedHeaders, http.CanonicalHeaderKey(name)):
-		return Header{}, fmt.Errorf("%s is set by mcpchaos itself on every request; remove it", name)
-	}
-	if msg := checkVars(value); msg != "" {
-		return Header{}, fmt.Errorf("%s: %s", name, msg)
-	}
-	return Header{Name: http.CanonicalHeaderKey(name), Value: value, Where: "--header " + name}, nil
-}
-
-// redactHeader shows no more of a malformed header flag than its first few characters: it may
-// be a secret pasted without its name.
-func redactHeader(s string) string {
-	if len(s) > 4 {
-		return s[:4] + "…"
-	}
-	return s
-}
-
-// ExpandHeaders returns the target's headers with every ${VAR} replaced by the variable's value
-// from lookup (os.LookupEnv). An error names the header and the variable, never a value.
-func (t Target) ExpandHeaders(lookup func(string) (string, bool)) (http.Header, error) {
-	h := http.Header{}
-	for _, hd := range t.Headers {
-		v, missing := expandVars(hd.Value, lookup)
-		if missing != "" {
-			return nil, fmt.Errorf("%s: target.headers.%s: environment variable %s is not set; export it before the run (its value is never printed)",
-				hd.Where, hd.Name, missing)
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			return nil, fmt.Errorf("%s: target.headers.%s: the expanded value contains a line break or NUL, which no header may carry; check the variables it names",
-				hd.Where, hd.Name)
-		}
-		h.Add(hd.Name, v)
-	}
-	return h, nil
-}
-
-// expandVars replaces ${NAME} with its value; "$$" is a literal "$". It returns the first name
-// lookup does not know. The syntax was checked by checkVars.
-func expandVars(s string, lookup func(string) (string, bool)) (string, string) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '$' && i+1 < len(s) && s[i+1] == '$':
-			b.WriteByte('$')
-			i++
-		case s[i] == '$' && i+1 < len(s) && s[i+1] == '{':
-			end := strings.IndexByte(s[i:], '}')
-			if end < 0 {
-				b.WriteString(s[i:])
-				return b.String(), ""
-			}
-			name := s[i+2 : i+end]
-			v, ok := lookup(name)
-			if !ok {
-				return "", name
-			}
-			b.WriteString(v)
-			i += end
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String(), ""
-}
-
-// checkVars checks the ${VAR} references of a header value; it returns "" or the problem.
-func checkVars(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '$' || i+1 >= len(s) {
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			i++
-		case '{':
-			end := strings.IndexByte(s[i:], '}')
-			if end < 0 {
-				return fmt.Sprintf("${ at column %d is not closed; write ${NAME}", i+1)
-			}
-			name := s[i+2 : i+end]
-			if !validVarName(name) {
-				return fmt.Sprintf("${%s}: a variable name is letters, digits and _, not starting with a digit", name)
-			}
-			i += end
-		}
-	}
-	return ""
-}
-
-func validVarName(s string) bool {
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// validHeaderName reports whether s is an HTTP token (RFC 9110).
-func validHeaderName(s string) bool {
-	for _, r := range s {
-		if r > 0x7e || r <= 0x20 || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // WithTarget returns a copy of w aimed at t instead (the command line's --target), with the
