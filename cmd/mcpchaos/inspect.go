@@ -80,22 +80,7 @@ could not; 2 for bad flags.`,
 				}
 				return err
 			}
-			table := cmd.OutOrStdout()
-			if jsonOut == "-" {
-				table = cmd.ErrOrStderr() // the JSON goes to stdout alone
-			}
-			if err := inspect.WriteTable(table, fp); err != nil {
-				return err
-			}
-			if jsonOut != "" {
-				if err := inspect.WriteJSONFile(jsonOut, fp); err != nil {
-					return fmt.Errorf("writing %s: %w", jsonOut, err)
-				}
-				if jsonOut != "-" {
-					fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
-				}
-			}
-			return nil
+			return writeFingerprint(cmd, fp, jsonOut)
 		},
 	}
 	f := cmd.Flags()
@@ -112,6 +97,28 @@ could not; 2 for bad flags.`,
 	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (h2 over TLS, h2c over plain http)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print no progress lines on stderr")
 	return cmd
+}
+
+// writeFingerprint prints fp's table and, with --json, writes it as JSON (to stdout alone for
+// "-", the table then going to stderr).
+func writeFingerprint(cmd *cobra.Command, fp *inspect.Fingerprint, jsonOut string) error {
+	table := cmd.OutOrStdout()
+	if jsonOut == "-" {
+		table = cmd.ErrOrStderr()
+	}
+	if err := inspect.WriteTable(table, fp); err != nil {
+		return err
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	if err := inspect.WriteJSONFile(jsonOut, fp); err != nil {
+		return fmt.Errorf("writing %s: %w", jsonOut, err)
+	}
+	if jsonOut != "-" {
+		fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
+	}
+	return nil
 }
 
 // fp0 names the server in an error, without credentials or query.
