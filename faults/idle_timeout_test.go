@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Shopify/toxiproxy/v2/stream"
@@ -202,4 +203,37 @@ func TestIdleTimeoutEndsWithInput(t *testing.T) {
 		t.Fatal("data after the input ended")
 	}
 	<-done
+}
+
+// A peer that reads nothing blocks the toxic's output; Toxiproxy must still be able to pause
+// the toxic (to add or remove another), or the fault schedule waits forever (Toxiproxy issues
+// 427 and 558). The chunk it held comes out first when it runs again.
+func TestIdleTimeoutYieldsWhileItsOutputIsBlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		in, out, stub, _ := newStub()
+		done := runIdle(stub, time.Hour)
+		in <- &stream.StreamChunk{Data: []byte("held")} // nobody reads out
+		interrupted := make(chan bool, 1)
+		go func() { interrupted <- stub.InterruptToxic() }()
+		select {
+		case ok := <-interrupted:
+			if !ok {
+				t.Fatal("the stub reports itself closed")
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the toxic ignores interrupts while its output is blocked")
+		}
+		<-done
+		runIdle(stub, time.Hour)
+		go func() { in <- &stream.StreamChunk{Data: []byte("next")} }()
+		for _, want := range []string{"held", "next"} {
+			if c := <-out; string(c.Data) != want {
+				t.Fatalf("forwarded %q, want %q", c.Data, want)
+			}
+		}
+		close(in)
+		if _, open := <-out; open {
+			t.Fatal("data after the input ended")
+		}
+	})
 }

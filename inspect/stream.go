@@ -102,19 +102,30 @@ func (rs *rawStream) dataIDs(maxEvent int, wait time.Duration) []string {
 
 // keepalive watches an idle stream for idle and returns the interval of what arrived on it
 // after the stream opened (comments or events): the gap between the first two arrivals, or
-// from the opening to the only one. ok is false when nothing arrived.
+// from the opening to the only one. ok is false when nothing arrived. The first event is not
+// counted: it is the priming event servers send on opening (an empty event, or a comment such
+// as ": ok"), or else the first keepalive, and only what follows it proves one. Events are
+// counted by their ends (a blank line), not by reads or by time, so the verdict does not
+// depend on how busy either machine is.
 func (rs *rawStream) keepalive(idle time.Duration) (time.Duration, bool) {
 	opened := time.Now()
 	arrivals := make(chan time.Time, 64)
 	go func() {
 		defer close(arrivals)
 		buf := make([]byte, 4<<10)
+		var prev byte
 		for {
 			n, err := rs.resp.Body.Read(buf)
-			if n > 0 {
-				select {
-				case arrivals <- time.Now():
-				default:
+			now := time.Now()
+			for _, b := range buf[:n] {
+				if b == '\n' && prev == '\n' { // an event or a comment ends
+					select {
+					case arrivals <- now:
+					default:
+					}
+				}
+				if b != '\r' {
+					prev = b
 				}
 			}
 			if err != nil {
@@ -125,14 +136,16 @@ func (rs *rawStream) keepalive(idle time.Duration) (time.Duration, bool) {
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
 	var seen []time.Time
+	primed := false
 	for {
 		select {
 		case t, ok := <-arrivals:
 			if !ok {
 				return gap(opened, seen)
 			}
-			if t.Sub(opened) < 50*time.Millisecond {
-				continue // the priming event and headers' flush
+			if !primed {
+				primed = true
+				continue
 			}
 			seen = append(seen, t)
 			if len(seen) == 2 {

@@ -34,11 +34,42 @@ func (d *decoder) groups(f *field, run runLength) []Group {
 	}
 	groups := make([]Group, 0, len(entries))
 	names := map[string]ast.Node{}
+	total := 0
 	for i, e := range entries {
 		g := d.group(e, fmt.Sprintf("%s[%d]", f.path, i), run, names)
 		groups = append(groups, g)
+		if total <= MaxClients && total+g.Clients > MaxClients {
+			d.errorf(e, fmt.Sprintf("%s[%d].clients", f.path, i), "brings the workload to %d clients, more than %d in all; %s",
+				total+g.Clients, MaxClients, shardHint)
+		}
+		total += g.Clients
 	}
 	return groups
+}
+
+// MaxClients bounds a workload's clients over all its groups and shards, and
+// MaxClientsPerProcess the part of them one process runs (each held session costs about
+// three file descriptors and tens of kilobytes).
+const (
+	MaxClients           = 1_000_000
+	MaxClientsPerProcess = 100_000
+)
+
+const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (README \"Shards and Kubernetes\")"
+
+// CheckClientsPerProcess tells whether each of shards processes running w stays within
+// MaxClientsPerProcess; run calls it once it knows how many processes share the fleet.
+func (w *Workload) CheckClientsPerProcess(shards int) error {
+	total := 0
+	for _, g := range w.Groups {
+		total += g.Clients
+	}
+	shards = max(shards, 1)
+	if per := (total + shards - 1) / shards; per > MaxClientsPerProcess {
+		return fmt.Errorf("workload %s: %d clients in %d process(es) is %d per process, more than %d; %s",
+			w.Source, total, shards, per, MaxClientsPerProcess, shardHint)
+	}
+	return nil
 }
 
 func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) Group {
