@@ -240,8 +240,10 @@ func cmdFreeAddr(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(l.Close())
 }
 
-// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 20 s) until its body
-// matches REGEXP: a way to know a background run has got to a given point.
+// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 60 s) until its body
+// matches REGEXP: a way to know a background run has got to a given point. The bound is
+// generous: a run's start (the binary under -race, set-up) took more than 20 s on a loaded
+// machine; a script that matches early does not wait for it.
 func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: waitmetrics URL REGEXP")
@@ -249,7 +251,7 @@ func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
 	hc := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := hc.Get(args[0]); err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
