@@ -251,6 +251,7 @@ func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
 	hc := &http.Client{Timeout: time.Second}
+	last := "no answer"
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := hc.Get(args[0]); err == nil {
 			body, _ := io.ReadAll(resp.Body)
@@ -258,9 +259,13 @@ func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
 			if re.Match(body) {
 				return
 			}
+			last = string(body)
+		} else {
+			last = err.Error()
 		}
 		time.Sleep(20 * time.Millisecond) // a bounded poll
 	}
+	ts.Logf("last answer: %s", last) // what the run had got to, for the failure's cause
 	ts.Fatalf("%s never matched %q", args[0], args[1])
 }
 
