@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -48,16 +49,16 @@ const maxCAFile = 1 << 20
 // LoadCAFile reads PEM certificates to trust for a target, from a regular file of at most
 // maxCAFile bytes.
 func LoadCAFile(path string) (*x509.CertPool, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("CA file: %w", err)
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("CA file %s: not a regular file; give the path of a PEM file", path)
-	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block the open
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("CA file %s: not a regular file; give the path of a PEM file", path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCAFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)

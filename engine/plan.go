@@ -94,6 +94,9 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		}
 		w = shardWorkload(w, s)
 	}
+	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
+		return nil, &ConfigError{err}
+	}
 	p.Workload = w
 	return &p, nil
 }

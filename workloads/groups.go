@@ -57,17 +57,16 @@ const (
 
 const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (README \"Shards and Kubernetes\")"
 
-// CheckClientsPerProcess tells whether each of shards processes running w stays within
-// MaxClientsPerProcess; run calls it once it knows how many processes share the fleet.
-func (w *Workload) CheckClientsPerProcess(shards int) error {
+// CheckClientsPerProcess tells whether one process can run w, the part of a fleet it is given
+// (a shard's part, or the whole workload), within MaxClientsPerProcess.
+func (w *Workload) CheckClientsPerProcess() error {
 	total := 0
 	for _, g := range w.Groups {
 		total += g.Clients
 	}
-	shards = max(shards, 1)
-	if per := (total + shards - 1) / shards; per > MaxClientsPerProcess {
-		return fmt.Errorf("workload %s: %d clients in %d process(es) is %d per process, more than %d; %s",
-			w.Source, total, shards, per, MaxClientsPerProcess, shardHint)
+	if total > MaxClientsPerProcess {
+		return fmt.Errorf("workload %s: one process would run %d clients, more than %d; %s",
+			w.Name, total, MaxClientsPerProcess, shardHint)
 	}
 	return nil
 }
