@@ -72,6 +72,7 @@ func TestSeedIncidentFast(t *testing.T) {
 	}
 	naive, probe := group(t, exp, "naive"), group(t, exp, "probe")
 	nc, pc := naive.Counters, probe.Counters
+	t.Logf("naive %v\nprobe %v", nc, pc)
 	if nc["misattributed_errors"] == 0 || nc["stale_events_applied"] == 0 || nc["reinit_collisions"] == 0 {
 		t.Errorf("naive: the cascade did not happen: %v", nc)
 	}
