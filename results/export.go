@@ -8,7 +8,6 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
 // SchemaVersion is the version of the JSON export's layout. Readers accept this and older:
@@ -42,6 +42,9 @@ type Export struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Timeline is sampled about every second during the run, for timelines (v2).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Actions and Topology: non-network faults and the reference server's replicas (actions.go).
+	Actions  []ActionAt `json:"actions,omitempty"`
+	Topology *Topology  `json:"topology,omitempty"`
 }
 
 // Run is the run's metadata.
@@ -257,58 +260,20 @@ func (e *Export) Group(name string) *Group {
 	return nil
 }
 
-// WriteFile writes the export atomically: to a temporary file in the same directory, synced,
-// then renamed over path, so a reader never sees half a file. Missing directories are made.
+// WriteFile writes the export as outfile writes (a regular file atomically, a device or FIFO
+// in place, "-" to standard output), so a reader never sees half a file.
 func WriteFile(path string, e *Export) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // thresholds read "p99 < 50ms", not "p99 \u003c 50ms"
-	if err := enc.Encode(e); err != nil {
-		return err
-	}
-	return WriteAtomic(path, buf.Bytes())
+	return WriteFileWith(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // thresholds read "p99 < 50ms", not "p99 \u003c 50ms"
+		return enc.Encode(e)
+	})
 }
 
-// WriteFileWith writes a file atomically (as WriteFile does) with what write produces.
+// WriteFileWith writes a file (as WriteFile does) with what write produces.
 func WriteFileWith(path string, write func(w io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	return WriteAtomic(path, buf.Bytes())
-}
-
-// WriteAtomic writes data to path through a temporary file in the same directory, synced, then
-// renamed over path, so that a reader never sees half a file. Missing directories are made.
-func WriteAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return outfile.WriteWith(path, os.Stdout, write)
 }
 
 // DefaultPath is where an export goes when --out is not given.
