@@ -102,7 +102,9 @@ func TestRunURLTargetTLS(t *testing.T) {
 	const secret = "s3cret-token"
 	t.Setenv("MCPCHAOS_TEST_TOKEN", secret)
 	// A TTL of 1.5 s, not 400 ms: on a loaded machine a new session sat idle for longer than
-	// 400 ms between its initialize and its first call, died, and no call ever succeeded.
+	// 400 ms between its initialize and its first call, died, and no call ever succeeded. The
+	// quiet phase outlasts it by 1.5 s: with 0.5 s, a session whose last call of the active
+	// phase was answered late was still alive when the calls resumed, and none died.
 	sdk := sdkHandler(&mcp.StreamableHTTPOptions{SessionTimeout: 1500 * time.Millisecond, EventStore: mcp.NewMemoryEventStore(nil)})
 	protos := make(chan int, 1024)
 	addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -130,8 +132,8 @@ target:
   http_version: "%s"
 phases:
   - {name: active, duration: 1s, calls: true}
-  - {name: quiet, duration: ttl+500ms, calls: false}
-  - {name: after, duration: 1s, calls: true}
+  - {name: quiet, duration: ttl+1500ms, calls: false}
+  - {name: after, duration: 1500ms, calls: true}
 groups:
   - {name: naive, clients: 3, policy: naive, call_every: 100ms, retry_backoff: 10ms, request_timeout: 2s}
   - {name: probe, clients: 3, policy: probe, call_every: 100ms, retry_backoff: 10ms, request_timeout: 2s}
