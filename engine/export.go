@@ -74,6 +74,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		Shard:          r.plan.Shard,
 	}
 	r.describeTarget(&run)
+	run.Notes = append(run.Notes, clients.FleetNotes(r.fleets)...)
 	if fatal {
 		run.Error = joinProblems(problems)
 	} else {

@@ -40,6 +40,8 @@ const (
 	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
 	RequestsLost                        // stateless revision: requests whose response a fault cut in flight
 	RequestsReissued                    // stateless revision: those re-sent with a new request id
+	ToolErrors                          // tool calls whose result said isError: the tool's own answer
+	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
 	numCounters
 )
 
@@ -49,6 +51,7 @@ var counterNames = [numCounters]string{
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
+	"tool_errors", "server_requests_answered",
 }
 
 func (c Counter) String() string { return counterNames[c] }
