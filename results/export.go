@@ -77,6 +77,9 @@ type Run struct {
 	Aborted string `json:"aborted,omitempty"`
 	// Shard is set when this run was one shard of a fleet (mcpchaos run --shard) (v2).
 	Shard *Shard `json:"shard,omitempty"`
+	// Labels say what was tested (run --label key=value: release, commit, environment); compare
+	// shows them and the report puts them on its trend axis (v2).
+	Labels map[string]string `json:"labels,omitempty"`
 	// MergedShards lists the shards an export was merged from (mcpchaos merge) (v2).
 	MergedShards []MergedShard `json:"merged_shards,omitempty"`
 }

@@ -153,6 +153,22 @@ func (m Metric) Monotonic() bool {
 	return false
 }
 
+// Counting reports whether the metric counts what happened (a counter, errors, retry
+// amplification, false-healthy time) rather than timing it or sizing the group.
+func (m Metric) Counting() bool {
+	switch m.kind {
+	case kindCounter, kindErrors, kindRetryAmplification, kindFalseHealthy:
+		return true
+	}
+	return false
+}
+
+// Interval reports whether compare judges the metric by a confidence interval from its
+// histogram: percentiles (below the 100th) and the mean.
+func (m Metric) Interval() bool {
+	return m.kind == kindHist && (m.stat == "mean" || (m.stat == "p" && m.pct < 100))
+}
+
 // MinSamples is how many samples a histogram statistic needs before a change in it means more
 // than noise: ten beyond the percentile's tail (p50: 20, p90: 100, p99: 1000, p99.9: 10000),
 // 20 for the mean; 0 for metrics that are not histogram statistics, and for count, min and max.
@@ -167,7 +183,7 @@ func (m Metric) MinSamples() int64 {
 		if m.pct >= 100 {
 			return 0
 		}
-		return int64(math.Ceil(10 / (1 - m.pct/100)))
+		return int64(math.Ceil(10/(1-m.pct/100) - 1e-6)) // 10/0.001 is 10000.000000000002
 	}
 	return 0
 }
