@@ -42,6 +42,8 @@ type Export struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Timeline is sampled about every second during the run, for timelines (v2).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Phases are the workload's phases as they ran, with exact times (v2).
+	Phases []PhaseAt `json:"phases,omitempty"`
 }
 
 // Run is the run's metadata.
