@@ -175,7 +175,7 @@ func CompareBaseline(bases []Part, cur Part, tol Tolerances) *Comparison {
 			row := judgeMetric(m, t, bgs, cg)
 			row.Group = name
 			switch {
-			case controls[name] && m.Counting() && !t.Info():
+			case controls[name] && m.Counting() && m.kind != kindErrors && !t.Info():
 				judgeControl(&row, policyOf(name, bases, cur))
 			case name == "overall" && len(controls) > 0 && m.Counting() && !t.Info() && row.Verdict != VerdictSame:
 				row.Verdict = VerdictInfo
@@ -289,7 +289,7 @@ func judgeMetric(m Metric, t Tolerance, bgs []*Group, cg *Group) Row {
 		return row
 	}
 	_, lo, hi := spread(bvals)
-	judgeSpread(&row, t, lo, hi)
+	judgeSpread(&row, t, lo, hi, relativeTo(m, bgs, hi))
 	return row
 }
 
@@ -329,9 +329,27 @@ func spread(vs []float64) (med, lo, hi float64) {
 	return med, s[0], s[n-1]
 }
 
+// relativeTo is what a metric's relative tolerance is a fraction of: its own largest baseline
+// value, except for errors of one kind, whose 10% are of all the group's errors. Faults make
+// errors; which kind a cut connection ends in is a race at the fault's edge, so a handful of a
+// new kind among hundreds is noise, while a server that starts failing adds hundreds.
+func relativeTo(m Metric, bgs []*Group, hi float64) float64 {
+	if m.kind != kindErrors || m.key == "" {
+		return hi
+	}
+	all := Metric{Name: "errors", kind: kindErrors}
+	ref := hi
+	for _, g := range bgs {
+		v, _ := all.Value(g)
+		ref = max(ref, v)
+	}
+	return ref
+}
+
 // judgeSpread judges the current value against the baselines' range [lo, hi]: past the
-// bad end by more than the tolerance and more than the range itself regresses.
-func judgeSpread(r *Row, t Tolerance, lo, hi float64) {
+// bad end by more than the tolerance (its relative part a fraction of ref) and more than the
+// range itself regresses.
+func judgeSpread(r *Row, t Tolerance, lo, hi, ref float64) {
 	cur := *r.Current
 	if cur == *r.Base && lo == hi {
 		r.Verdict = VerdictSame
@@ -347,11 +365,11 @@ func judgeSpread(r *Row, t Tolerance, lo, hi float64) {
 	}
 	over := cur - hi  // > 0: past the bad end
 	under := lo - cur // > 0: past the good end
-	limit := func(ref float64) float64 { return max(t.Abs, t.Rel*math.Abs(ref), noise) }
+	limit := max(t.Abs, t.Rel*math.Abs(ref), noise)
 	switch {
-	case over > 0 && over > limit(hi):
+	case over > 0 && over > limit:
 		r.Verdict = VerdictRegressed
-	case under > 0 && under > limit(lo):
+	case under > 0 && under > limit:
 		r.Verdict = VerdictImproved
 	default:
 		r.Verdict = VerdictOK
@@ -385,7 +403,7 @@ func judgeControl(r *Row, policy string) {
 		r.Verdict = VerdictInfo
 		r.Note = fmt.Sprintf("control group (%s): judged for showing the hazard, not for its amount", policy)
 	}
-	r.Tolerance = "shows the hazard as the baselines do"
+	r.Tolerance = "control: shows the hazard where the baselines do, and only there"
 }
 
 // compareThresholds adds a row per threshold recorded in any run: a threshold that passed in

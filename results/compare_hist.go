@@ -102,13 +102,15 @@ func judgeInterval(r *Row, m Metric, t Tolerance, bgs []*Group, cg *Group) {
 	if t.Sign < 0 {
 		cur, base = interval{-cur.hi, -cur.lo}, interval{-base.hi, -base.lo}
 	}
+	// Latency moves between identical runs by factors, not by amounts (a stall delays
+	// everything in flight): the baselines' spread counts as a ratio, max/min of their values.
+	ratio := 1.0
+	if r.BaseMin != nil && *r.BaseMin > 0 {
+		ratio = *r.BaseMax / *r.BaseMin
+	}
 	over := cur.lo - base.hi
 	under := base.lo - cur.hi
-	noise := 0.0
-	if r.BaseMin != nil {
-		noise = *r.BaseMax - *r.BaseMin
-	}
-	limit := func(ref float64) float64 { return max(t.Abs, t.Rel*math.Abs(ref), noise) }
+	limit := func(ref float64) float64 { return max(t.Abs, math.Abs(ref)*max(t.Rel, ratio-1)) }
 	pointOver := *r.Current*float64(t.Sign) - base.hi
 	switch {
 	case over > 0 && over > limit(base.hi):
