@@ -145,6 +145,7 @@ func writeComparison(out io.Writer, c *results.Comparison, asJSON, asMarkdown, a
 // out and named in skipped; with last > 0 only the newest last good runs are kept.
 func readBaselines(args []string, curFile string, last int) (bases []results.Part, skipped []string, err error) {
 	var files []string
+	curAbs, _ := filepath.Abs(curFile)
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil || !st.IsDir() {
@@ -155,13 +156,13 @@ func readBaselines(args []string, curFile string, last int) (bases []results.Par
 		if len(matches) == 0 {
 			return nil, nil, usagef("%s: a directory without JSON exports; give baseline exports or a directory holding them", a)
 		}
-		files = append(files, matches...)
-	}
-	curAbs, _ := filepath.Abs(curFile)
-	for _, f := range files {
-		if abs, _ := filepath.Abs(f); abs == curAbs {
-			continue
+		for _, m := range matches {
+			if abs, _ := filepath.Abs(m); abs != curAbs { // a history directory may hold the current run
+				files = append(files, m)
+			}
 		}
+	}
+	for _, f := range files {
 		e, err := readExport(f)
 		if err != nil {
 			return nil, nil, err

@@ -26,25 +26,28 @@ import (
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
-// refserver VAR [ttl=D] [get=strict] [notify=D]: start the reference server on loopback for
+// refserver VAR [ttl=D] [get=strict] [notify=D] [retry=D]: start the reference server on loopback for
 // the rest of the script, its URL in $VAR.
 func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
-		ts.Fatalf("usage: refserver VAR [ttl=D] [get=strict] [notify=D]")
+		ts.Fatalf("usage: refserver VAR [ttl=D] [get=strict] [notify=D] [retry=D]")
 	}
 	cfg := refserver.Config{Retention: time.Minute}
 	for _, a := range args[1:] {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
-		case "ttl", "notify":
+		case "ttl", "notify", "retry":
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				ts.Fatalf("refserver: %v", err)
 			}
-			if k == "ttl" {
+			switch k {
+			case "ttl":
 				cfg.SessionTTL = d
-			} else {
+			case "notify":
 				cfg.NotifyInterval = d
+			default:
+				cfg.Retry = d
 			}
 		case "get":
 			cfg.GetValidation = refserver.GetValidation(v)
