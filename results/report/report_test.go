@@ -88,7 +88,7 @@ func TestReportIsSelfContained(t *testing.T) {
 		"No samples: reconnect_latency, detection_delay",
 		`<code>probe.misattributed_errors == 0</code></td><td>3</td><td><span class="fail">FAIL`,
 		"Verdict: <span class=\"fail\">FAIL: 1 threshold failed", // the verdict first
-		"Run #1: demo, 2026-01-02 03:04:05Z", // oldest first
+		"Run #1: demo, 2026-01-02 03:04:05Z",                     // oldest first
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
