@@ -365,7 +365,7 @@ func judgeSpread(r *Row, t Tolerance, lo, hi, ref float64) {
 	}
 	over := cur - hi  // > 0: past the bad end
 	under := lo - cur // > 0: past the good end
-	limit := max(t.Abs, t.Rel*math.Abs(ref), noise)
+	limit := max(t.abs(r.Unit), t.Rel*math.Abs(ref), noise)
 	switch {
 	case over > 0 && over > limit:
 		r.Verdict = VerdictRegressed

@@ -110,7 +110,7 @@ func judgeInterval(r *Row, m Metric, t Tolerance, bgs []*Group, cg *Group) {
 	}
 	over := cur.lo - base.hi
 	under := base.lo - cur.hi
-	limit := func(ref float64) float64 { return max(t.Abs, math.Abs(ref)*max(t.Rel, ratio-1)) }
+	limit := func(ref float64) float64 { return max(t.abs(r.Unit), math.Abs(ref)*max(t.Rel, ratio-1)) }
 	pointOver := *r.Current*float64(t.Sign) - base.hi
 	switch {
 	case over > 0 && over > limit(base.hi):

@@ -207,12 +207,12 @@ func TestTolerances(t *testing.T) {
 		canon         string
 	}{
 		{"probe_latency.p99", "+20%", Tolerance{Sign: 1, Rel: 0.2}, "probe_latency.p99"},
-		{"probe_latency.p999", "10%,+2ms", Tolerance{Sign: 1, Rel: 0.1, Abs: 2000}, "probe_latency.p99.9"},
+		{"probe_latency.p999", "10%,+2ms", Tolerance{Sign: 1, Rel: 0.1, Abs: 2000, AbsDuration: true}, "probe_latency.p99.9"},
 		{"naive.misattributed_errors", "0", Tolerance{Sign: 1}, "naive.misattributed_errors"},
 		{"tool_calls_ok", "-5%", Tolerance{Sign: -1, Rel: 0.05}, "tool_calls_ok"},
 		{"drops", "+3", Tolerance{Sign: 1, Abs: 3}, "drops"},
 		{"*_latency.p99", "info", Tolerance{}, "*_latency.p99"},
-		{"false_healthy_seconds", "+1s", Tolerance{Sign: 1, Abs: 1e6}, "false_healthy_seconds"},
+		{"false_healthy_seconds", "+1s", Tolerance{Sign: 1, Abs: 1e6, AbsDuration: true}, "false_healthy_seconds"},
 	} {
 		r, err := ParseToleranceRule(tc.pattern, tc.spec)
 		if err != nil {

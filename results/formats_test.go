@@ -45,7 +45,7 @@ func TestCSV(t *testing.T) {
 	}{
 		{"probe", "misattributed_errors", strconv.FormatInt(g.Counters["misattributed_errors"], 10), "count"},
 		{"probe", "probe_latency.p99", strconv.FormatInt(g.Histograms["probe_latency"].P99US, 10), "us"},
-		{"probe", "false_healthy_seconds", "1500000", "us"},
+		{"probe", "false_healthy_seconds", "1.5", "s"}, // the name says seconds
 		{"overall", "drops", strconv.FormatInt(e.Overall.Counters["drops"], 10), "count"},
 		{"naive", "retry_amplification", strconv.FormatFloat(e.Groups[0].RetryAmplification, 'f', 4, 64), "ratio"},
 		{"naive", "errors.reset", "1", "count"},

@@ -18,6 +18,7 @@ const (
 	UnitCount    Unit = "count"
 	UnitRatio    Unit = "ratio"
 	UnitDuration Unit = "us"
+	UnitSeconds  Unit = "s" // false_healthy_seconds: the name says seconds, so does the value
 )
 
 // Metric names one number of a group's export, in the one vocabulary that thresholds, the CSV
@@ -27,7 +28,7 @@ const (
 //	<counter>                  a counter of MISSION.md, e.g. misattributed_errors
 //	errors, errors.<kind>      transport errors: all, or of one kind (connect, timeout, ...)
 //	retry_amplification        dead_session_requests / sessions_dead
-//	false_healthy_seconds      a duration (seconds in the export, µs here)
+//	false_healthy_seconds      a duration in seconds (unit "s"), as its name says
 //	<histogram>.<stat>         stat: count, min, max, mean, or a percentile p50, p90, p95, p99,
 //	                           p999 (99.9), p99.9, p9999 (99.99), ...
 type Metric struct {
@@ -133,7 +134,7 @@ func (m Metric) Unit() Unit {
 	case kindRetryAmplification:
 		return UnitRatio
 	case kindFalseHealthy:
-		return UnitDuration
+		return UnitSeconds
 	case kindHist:
 		if m.stat == "count" {
 			return UnitCount
@@ -217,7 +218,7 @@ func (m Metric) Value(g *Group) (v float64, ok bool) {
 	case kindRetryAmplification:
 		return g.RetryAmplification, true
 	case kindFalseHealthy:
-		return g.FalseHealthySeconds * 1e6, true
+		return g.FalseHealthySeconds, true
 	case kindHist:
 		h, present := g.Histograms[m.key]
 		if m.stat == "count" {
@@ -256,6 +257,8 @@ func formatValue(u Unit, v float64) string {
 	switch u {
 	case UnitDuration:
 		return fmtDuration(v)
+	case UnitSeconds:
+		return fmtDuration(v * 1e6)
 	case UnitRatio:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}

@@ -16,7 +16,7 @@ func TestParseMetric(t *testing.T) {
 		{"errors", "errors", UnitCount, true},
 		{"errors.too_large", "errors.too_large", UnitCount, true},
 		{"retry_amplification", "retry_amplification", UnitRatio, false},
-		{"false_healthy_seconds", "false_healthy_seconds", UnitDuration, true},
+		{"false_healthy_seconds", "false_healthy_seconds", UnitSeconds, true},
 		{"probe_latency.p99", "probe_latency.p99", UnitDuration, false},
 		{"probe_latency.p999", "probe_latency.p99.9", UnitDuration, false},
 		{"probe_latency.p9999", "probe_latency.p99.99", UnitDuration, false},

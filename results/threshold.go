@@ -141,16 +141,19 @@ func parseBound(m Metric, s string) (float64, string) {
 		return 0, fmt.Sprintf("%q is not a number; write e.g. 0, 2.5 or (for durations) 50ms", s)
 	}
 	switch m.Unit() {
-	case UnitDuration:
+	case UnitSeconds, UnitDuration:
 		if unit == "" {
-			if m.kind == kindFalseHealthy {
-				return v * 1e6, "" // the name says seconds
+			if m.Unit() == UnitSeconds {
+				return v, "" // the name says seconds
 			}
 			return 0, fmt.Sprintf("%s is a duration, got the bare number %s; add a unit, e.g. %sms", m.Name, s, s)
 		}
 		d, err := time.ParseDuration(strings.ReplaceAll(s, "µ", "u"))
 		if err != nil {
 			return 0, fmt.Sprintf("%q is not a duration; write a number and a unit (us, ms, s, m, h), e.g. 50ms", s)
+		}
+		if m.Unit() == UnitSeconds {
+			return d.Seconds(), ""
 		}
 		return float64(d) / float64(time.Microsecond), ""
 	case UnitCount:

@@ -25,8 +25,8 @@ func TestParseThreshold(t *testing.T) {
 		{"g.tool_call_latency.p95 > 200µs", "g", "tool_call_latency.p95", ">", 200},
 		{"g.detection_delay.max < 2m", "g", "detection_delay.max", "<", 120e6},
 		{"g.detection_delay.count >= 1", "g", "detection_delay.count", ">=", 1},
-		{"g.false_healthy_seconds < 5", "g", "false_healthy_seconds", "<", 5e6},
-		{"g.false_healthy_seconds < 500ms", "g", "false_healthy_seconds", "<", 5e5},
+		{"g.false_healthy_seconds < 5", "g", "false_healthy_seconds", "<", 5},
+		{"g.false_healthy_seconds < 500ms", "g", "false_healthy_seconds", "<", 0.5},
 		{"g.clients == 1e3", "g", "clients", "==", 1000},
 	} {
 		th, err := ParseThreshold(tc.expr)

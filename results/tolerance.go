@@ -17,7 +17,18 @@ import (
 type Tolerance struct {
 	Sign int
 	Rel  float64 // fraction of the base value, e.g. 0.10
-	Abs  float64 // in the metric's unit (µs for durations)
+	Abs  float64 // in the metric's unit; µs when AbsDuration
+	// AbsDuration says Abs was written as a duration (1ms): it is held in µs and converted to
+	// the unit of the metric it is applied to (seconds for false_healthy_seconds).
+	AbsDuration bool
+}
+
+// abs is Abs in unit u.
+func (t Tolerance) abs(u Unit) float64 {
+	if t.AbsDuration && u == UnitSeconds {
+		return t.Abs / 1e6
+	}
+	return t.Abs
 }
 
 // Info reports whether the metric is only reported, never judged.
@@ -39,7 +50,10 @@ func (t Tolerance) String() string {
 	if t.Rel != 0 {
 		parts = append(parts, sign+trimZeros(strconv.FormatFloat(t.Rel*100, 'f', 2, 64))+"%")
 	}
-	if t.Abs != 0 {
+	switch {
+	case t.Abs != 0 && t.AbsDuration:
+		parts = append(parts, sign+time.Duration(t.Abs*float64(time.Microsecond)).String())
+	case t.Abs != 0:
 		parts = append(parts, sign+strconv.FormatFloat(t.Abs, 'f', -1, 64))
 	}
 	return strings.Join(parts, ",")
@@ -64,7 +78,7 @@ func (t Tolerance) describe(u Unit) string {
 		parts = append(parts, trimZeros(strconv.FormatFloat(t.Rel*100, 'f', 2, 64))+"%")
 	}
 	if t.Abs != 0 {
-		parts = append(parts, formatValue(u, t.Abs))
+		parts = append(parts, formatValue(u, t.abs(u)))
 	}
 	return "may " + verb + " " + strings.Join(parts, " and ")
 }
@@ -211,7 +225,7 @@ func ParseToleranceRule(pattern, spec string) (ToleranceRule, error) {
 		if err != nil || d < 0 {
 			return r, fmt.Errorf("tolerance %q: %q is neither a percentage (10%%), a number (2) nor a duration (1ms); write e.g. +10%%,+1ms, +0 or info", spec, part)
 		}
-		r.Tol.Abs = float64(d) / float64(time.Microsecond)
+		r.Tol.Abs, r.Tol.AbsDuration = float64(d)/float64(time.Microsecond), true
 	}
 	return r, nil
 }

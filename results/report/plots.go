@@ -234,8 +234,8 @@ func trendPlot(runs []Run, metric string) (string, error) {
 	}
 	yLabel, scale := "count", 1.0
 	switch {
-	case metric == "false_healthy_seconds":
-		yLabel, scale = "seconds", 1e6
+	case m.Unit() == results.UnitSeconds:
+		yLabel = "seconds"
 	case m.Unit() == results.UnitDuration:
 		yLabel, scale = "ms", 1000
 	case m.Unit() == results.UnitRatio:
