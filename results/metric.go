@@ -25,7 +25,7 @@ const (
 // export, compare and the report share:
 //
 //	clients                    the group's client count
-//	<counter>                  a counter of MISSION.md, e.g. misattributed_errors
+//	<counter>                  a counter (docs/metrics.md), e.g. misattributed_errors
 //	errors, errors.<kind>      transport errors: all, or of one kind (connect, timeout, ...)
 //	retry_amplification        dead_session_requests / sessions_dead
 //	false_healthy_seconds      a duration in seconds (unit "s"), as its name says
