@@ -186,8 +186,9 @@ func startShard(self string, args []string, index int, file string, stderr io.Wr
 		for sc.Scan() {
 			line := sc.Text()
 			if js, ok := strings.CutPrefix(line, statusPrefix); ok {
-				var gs []groupStatus
-				if json.Unmarshal([]byte(js), &gs) == nil {
+				var st statusLine
+				if json.Unmarshal([]byte(js), &st) == nil {
+					gs := st.Groups
 					s.mu.Lock()
 					s.last = gs
 					s.mu.Unlock()

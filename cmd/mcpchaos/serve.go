@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +57,7 @@ stops on Ctrl-C.`,
 			}
 			defer inst.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
-				inst.URL, cfg.SessionTTL, cfg.Retention, cfg.GetValidation)
+				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
 			<-cmd.Context().Done()
 			return nil
 		},
@@ -75,6 +76,14 @@ stops on Ctrl-C.`,
 	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "SSE keepalive comments on open streams (0: off)")
 	f.DurationVar(&cfg.Retry, "retry", 0, "SSE retry: value sent with priming events (0: not sent)")
 	return cmd
+}
+
+// orNever writes a duration, or what its zero means.
+func orNever(d time.Duration, zero string) string {
+	if d == 0 {
+		return zero
+	}
+	return d.String()
 }
 
 // targetConfig turns a workload's built-in target section into the server's config.
