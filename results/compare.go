@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"math"
 	"slices"
 	"strings"
@@ -21,18 +22,18 @@ const (
 // Row is one compared metric of one group. With several baselines, Base is their median and
 // BaseMin and BaseMax their spread.
 type Row struct {
-	Group     string   `json:"group"`
-	Metric    string   `json:"metric"`
-	Unit      Unit     `json:"unit"`
-	Base      *float64 `json:"base"`
-	BaseMin   *float64 `json:"base_min,omitempty"`
-	BaseMax   *float64 `json:"base_max,omitempty"`
-	Current   *float64 `json:"current"`
-	Change    *float64 `json:"change,omitempty"`     // current - base
-	ChangePct *float64 `json:"change_pct,omitempty"` // relative to base, when base is not 0
-	Verdict   string   `json:"verdict"`
-	Tolerance string   `json:"tolerance"`
-	Note      string   `json:"note,omitempty"`
+	Group     string    `json:"group"`
+	Metric    string    `json:"metric"`
+	Unit      gate.Unit `json:"unit"`
+	Base      *float64  `json:"base"`
+	BaseMin   *float64  `json:"base_min,omitempty"`
+	BaseMax   *float64  `json:"base_max,omitempty"`
+	Current   *float64  `json:"current"`
+	Change    *float64  `json:"change,omitempty"`     // current - base
+	ChangePct *float64  `json:"change_pct,omitempty"` // relative to base, when base is not 0
+	Verdict   string    `json:"verdict"`
+	Tolerance string    `json:"tolerance"`
+	Note      string    `json:"note,omitempty"`
 }
 
 // Comparison is a current run compared with one or more baseline runs.
@@ -125,7 +126,7 @@ func RunStatus(e *Export) string {
 }
 
 // Compare compares cur with one base run; see CompareBaseline.
-func Compare(base, cur Part, tol Tolerances) *Comparison {
+func Compare(base, cur Part, tol gate.Tolerances) *Comparison {
 	return CompareBaseline([]Part{base}, cur, tol)
 }
 
@@ -148,7 +149,7 @@ func Compare(base, cur Part, tol Tolerances) *Comparison {
 //     the baselines' (each baseline's value and the pooled baselines' interval) by more than
 //     the tolerance. A percentile of too few samples has an interval reaching the histogram's
 //     max and is never judged on one run's luck.
-func CompareBaseline(bases []Part, cur Part, tol Tolerances) *Comparison {
+func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	c := &Comparison{Current: refOf(cur.File, cur.Export)}
 	exports := make([]*Export, 0, len(bases)+1)
 	for _, b := range bases {
@@ -161,7 +162,7 @@ func CompareBaseline(bases []Part, cur Part, tol Tolerances) *Comparison {
 	}
 	exports = append(exports, cur.Export)
 	controls := controlGroups(cur.Export, bases)
-	ms := Metrics()
+	ms := gate.Metrics()
 	for _, name := range groupNames(exports...) {
 		var bgs []*Group
 		for _, b := range bases {
@@ -175,7 +176,7 @@ func CompareBaseline(bases []Part, cur Part, tol Tolerances) *Comparison {
 			row := judgeMetric(m, t, bgs, cg)
 			row.Group = name
 			switch {
-			case controls[name] && m.Counting() && m.kind != kindErrors && !t.Info():
+			case controls[name] && m.Counting() && m.Kind() != gate.KindErrors && !t.Info():
 				judgeControl(&row, policyOf(name, bases, cur))
 			case name == "overall" && len(controls) > 0 && m.Counting() && !t.Info() && row.Verdict != VerdictSame:
 				row.Verdict = VerdictInfo
@@ -261,11 +262,11 @@ func groupNames(es ...*Export) []string {
 
 // judgeMetric fills a row for one metric of one group: the values, and the verdict by the
 // metric's kind (spread for counters, confidence intervals for histogram statistics).
-func judgeMetric(m Metric, t Tolerance, bgs []*Group, cg *Group) Row {
-	row := Row{Metric: m.Name, Unit: m.Unit(), Tolerance: t.describe(m.Unit())}
+func judgeMetric(m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Group) Row {
+	row := Row{Metric: m.Name, Unit: m.Unit(), Tolerance: t.Describe(m.Unit())}
 	var bvals []float64
 	for _, g := range bgs {
-		if v, ok := m.Value(g); ok {
+		if v, ok := Value(m, g); ok {
 			bvals = append(bvals, v)
 		}
 	}
@@ -277,7 +278,7 @@ func judgeMetric(m Metric, t Tolerance, bgs []*Group, cg *Group) Row {
 		}
 	}
 	if cg != nil {
-		if v, ok := m.Value(cg); ok {
+		if v, ok := Value(m, cg); ok {
 			row.Current = &v
 		}
 	}
@@ -333,14 +334,14 @@ func spread(vs []float64) (med, lo, hi float64) {
 // value, except for errors of one kind, whose 10% are of all the group's errors. Faults make
 // errors; which kind a cut connection ends in is a race at the fault's edge, so a handful of a
 // new kind among hundreds is noise, while a server that starts failing adds hundreds.
-func relativeTo(m Metric, bgs []*Group, hi float64) float64 {
-	if m.kind != kindErrors || m.key == "" {
+func relativeTo(m gate.Metric, bgs []*Group, hi float64) float64 {
+	if m.Kind() != gate.KindErrors || m.Key() == "" {
 		return hi
 	}
-	all := Metric{Name: "errors", kind: kindErrors}
+	all, _ := gate.ParseMetric("errors")
 	ref := hi
 	for _, g := range bgs {
-		v, _ := all.Value(g)
+		v, _ := Value(all, g)
 		ref = max(ref, v)
 	}
 	return ref
@@ -349,7 +350,7 @@ func relativeTo(m Metric, bgs []*Group, hi float64) float64 {
 // judgeSpread judges the current value against the baselines' range [lo, hi]: past the
 // bad end by more than the tolerance (its relative part a fraction of ref) and more than the
 // range itself regresses.
-func judgeSpread(r *Row, t Tolerance, lo, hi, ref float64) {
+func judgeSpread(r *Row, t gate.Tolerance, lo, hi, ref float64) {
 	cur := *r.Current
 	if cur == *r.Base && lo == hi {
 		r.Verdict = VerdictSame
@@ -365,7 +366,7 @@ func judgeSpread(r *Row, t Tolerance, lo, hi, ref float64) {
 	}
 	over := cur - hi  // > 0: past the bad end
 	under := lo - cur // > 0: past the good end
-	limit := max(t.abs(r.Unit), t.Rel*math.Abs(ref), noise)
+	limit := max(t.AbsIn(r.Unit), t.Rel*math.Abs(ref), noise)
 	switch {
 	case over > 0 && over > limit:
 		r.Verdict = VerdictRegressed

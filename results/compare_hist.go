@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -26,16 +27,16 @@ type interval struct{ lo, hi float64 }
 // For a percentile it is distribution-free: the values at the ranks q·n ± z·√(n·q·(1−q)) (the
 // order statistics' binomial interval), read from the full histogram; for the mean, the mean
 // ± z·σ/√n.
-func statInterval(h *hdrhistogram.Histogram, m Metric) (interval, bool) {
+func statInterval(h *hdrhistogram.Histogram, m gate.Metric) (interval, bool) {
 	n := float64(h.TotalCount())
 	if n == 0 {
 		return interval{}, false
 	}
-	if m.stat == "mean" {
+	if m.Stat() == "mean" {
 		half := confidenceZ * h.StdDev() / math.Sqrt(n)
 		return interval{h.Mean() - half, h.Mean() + half}, true
 	}
-	q := m.pct / 100
+	q := m.Percentile() / 100
 	half := confidenceZ * math.Sqrt(q*(1-q)/n)
 	lo, hi := math.Max(q-half, 0), math.Min(q+half, 1)
 	return interval{float64(h.ValueAtQuantile(lo * 100)), float64(h.ValueAtQuantile(hi * 100))}, true
@@ -60,7 +61,7 @@ func pooled(bgs []*Group, key string) *hdrhistogram.Histogram {
 // judgeInterval judges a latency percentile or mean: the current run's 99% interval against the
 // baselines' (each baseline's value, and the interval of all their samples pooled), with the
 // tolerance on top. Both values are present.
-func judgeInterval(r *Row, m Metric, t Tolerance, bgs []*Group, cg *Group) {
+func judgeInterval(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Group) {
 	if *r.Current == *r.Base && (r.BaseMin == nil || *r.BaseMin == *r.BaseMax) {
 		r.Verdict = VerdictSame
 		return
@@ -74,17 +75,17 @@ func judgeInterval(r *Row, m Metric, t Tolerance, bgs []*Group, cg *Group) {
 		r.Note = fmt.Sprintf("not judged: latency moves between identical runs by more than its samples show; give %d or more baselines", MinLatencyBaselines)
 		return
 	}
-	n := cg.Histograms[m.key].Count
+	n := cg.Histograms[m.Key()].Count
 	for _, g := range bgs {
-		n = min(n, g.Histograms[m.key].Count)
+		n = min(n, g.Histograms[m.Key()].Count)
 	}
 	if need := m.MinSamples(); n < need {
 		r.Verdict = VerdictInfo
 		r.Note = fmt.Sprintf("too few samples to judge (%d; %s needs %d)", n, m.Name, need)
 		return
 	}
-	curH, err := cg.Histograms[m.key].Decoded()
-	pool := pooled(bgs, m.key)
+	curH, err := cg.Histograms[m.Key()].Decoded()
+	pool := pooled(bgs, m.Key())
 	if err != nil || pool == nil {
 		r.Verdict = VerdictInfo
 		return
@@ -110,19 +111,19 @@ func judgeInterval(r *Row, m Metric, t Tolerance, bgs []*Group, cg *Group) {
 	}
 	over := cur.lo - base.hi
 	under := base.lo - cur.hi
-	limit := func(ref float64) float64 { return max(t.abs(r.Unit), math.Abs(ref)*max(t.Rel, ratio-1)) }
+	limit := func(ref float64) float64 { return max(t.AbsIn(r.Unit), math.Abs(ref)*max(t.Rel, ratio-1)) }
 	pointOver := *r.Current*float64(t.Sign) - base.hi
 	switch {
 	case over > 0 && over > limit(base.hi):
 		r.Verdict = VerdictRegressed
-		r.Note = fmt.Sprintf("99%% interval %s..%s, baselines up to %s", formatValue(r.Unit, cur.lo), formatValue(r.Unit, cur.hi), formatValue(r.Unit, base.hi))
+		r.Note = fmt.Sprintf("99%% interval %s..%s, baselines up to %s", gate.FormatValue(r.Unit, cur.lo), gate.FormatValue(r.Unit, cur.hi), gate.FormatValue(r.Unit, base.hi))
 	case under > 0 && under > limit(base.lo):
 		r.Verdict = VerdictImproved
 	default:
 		r.Verdict = VerdictOK
 		if pointOver > limit(base.hi) {
 			r.Note = fmt.Sprintf("within sampling noise (%d samples: 99%% interval %s..%s)", curH.TotalCount(),
-				formatValue(r.Unit, math.Abs(cur.lo)), formatValue(r.Unit, math.Abs(cur.hi)))
+				gate.FormatValue(r.Unit, math.Abs(cur.lo)), gate.FormatValue(r.Unit, math.Abs(cur.hi)))
 		}
 	}
 }

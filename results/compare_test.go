@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 func TestCompareWithItself(t *testing.T) {
 	e := roundTrip(t, sample(t, 1, 1))
 	e.Thresholds = []ThresholdResult{{Expr: "probe.drops < 100", Pass: true}}
-	c := Compare(Part{"a.json", e}, Part{"a.json", e}, DefaultTolerances())
+	c := Compare(Part{"a.json", e}, Part{"a.json", e}, gate.DefaultTolerances())
 	if c.Regressions != 0 || c.Improvements != 0 {
 		t.Errorf("%d regressions, %d improvements comparing a run with itself", c.Regressions, c.Improvements)
 	}
@@ -21,7 +22,7 @@ func TestCompareWithItself(t *testing.T) {
 			t.Errorf("%s %s: %s", r.Group, r.Metric, r.Verdict)
 		}
 	}
-	if want := 3*len(MetricNames()) + 1; len(c.Rows) != want {
+	if want := 3*len(gate.MetricNames()) + 1; len(c.Rows) != want {
 		t.Errorf("%d rows, want %d", len(c.Rows), want)
 	}
 	var buf bytes.Buffer
@@ -47,7 +48,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 		cur.Group(g).Histograms = slower.Group(g).Histograms
 	}
 
-	c := Compare(Part{"base.json", base}, Part{"cur.json", cur}, DefaultTolerances())
+	c := Compare(Part{"base.json", base}, Part{"cur.json", cur}, gate.DefaultTolerances())
 	for _, tc := range []struct{ group, metric, want, note string }{
 		{"probe", "misattributed_errors", VerdictRegressed, ""},
 		{"probe", "tool_calls_ok", VerdictImproved, ""},
@@ -109,7 +110,7 @@ func baseline(t *testing.T, n int) []Part {
 func TestCompareBaselineLatency(t *testing.T) {
 	bases := baseline(t, 5)
 	same := Part{"same.json", roundTrip(t, sample(t, 7, 1))}
-	c := CompareBaseline(bases, same, DefaultTolerances())
+	c := CompareBaseline(bases, same, gate.DefaultTolerances())
 	for _, r := range c.Rows {
 		if strings.Contains(r.Metric, "latency") || strings.Contains(r.Metric, "delay") {
 			if r.Verdict == VerdictRegressed || r.Verdict == VerdictImproved {
@@ -118,7 +119,7 @@ func TestCompareBaselineLatency(t *testing.T) {
 		}
 	}
 	slow := Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 3))}
-	c = CompareBaseline(bases, slow, DefaultTolerances())
+	c = CompareBaseline(bases, slow, gate.DefaultTolerances())
 	for _, m := range []string{"probe_latency.p50", "probe_latency.mean", "tool_call_latency.p90"} {
 		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "99% interval") {
 			t.Errorf("3x slower: probe %s %s (%s), want regressed", m, r.Verdict, r.Note)
@@ -148,7 +149,7 @@ func TestCompareBaselineSpread(t *testing.T) {
 		{hi + (hi-lo)*2 + 20, VerdictRegressed},
 	} {
 		cur.Group("probe").Counters["dead_session_requests"] = tc.v
-		c := CompareBaseline(bases, Part{"cur.json", cur}, DefaultTolerances())
+		c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 		if r := row(c, "probe", "dead_session_requests"); r.Verdict != tc.want {
 			t.Errorf("dead_session_requests %d against %d..%d: %s, want %s", tc.v, lo, hi, r.Verdict, tc.want)
 		}
@@ -161,7 +162,7 @@ func TestCompareControlGroup(t *testing.T) {
 	cur := roundTrip(t, sample(t, 7, 1))
 	naive := cur.Group("naive")
 	naive.Counters["misattributed_errors"] = 1000 // far more than any baseline: noise of the control
-	c := CompareBaseline(bases, Part{"cur.json", cur}, DefaultTolerances())
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "control group (naive)") {
 		t.Errorf("control's amount: %s (%s), want info", r.Verdict, r.Note)
 	}
@@ -169,7 +170,7 @@ func TestCompareControlGroup(t *testing.T) {
 		t.Errorf("overall with a control: %s (%s), want info", r.Verdict, r.Note)
 	}
 	naive.Counters["misattributed_errors"] = 0 // the fault no longer reaches the control
-	c = CompareBaseline(bases, Part{"cur.json", cur}, DefaultTolerances())
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "no longer shows the fault") {
 		t.Errorf("control lost: %s (%s), want regressed", r.Verdict, r.Note)
 	}
@@ -177,7 +178,7 @@ func TestCompareControlGroup(t *testing.T) {
 		b.Export.Group("naive").Counters["stale_events_applied"] = 0
 	}
 	naive.Counters["stale_events_applied"] = 5
-	c = CompareBaseline(bases, Part{"cur.json", cur}, DefaultTolerances())
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "the hazard appeared") {
 		t.Errorf("hazard appeared: %s (%s), want regressed", r.Verdict, r.Note)
 	}
@@ -191,7 +192,7 @@ func TestCompareBaselineThresholds(t *testing.T) {
 	}
 	cur := roundTrip(t, sample(t, 7, 1))
 	cur.Thresholds = []ThresholdResult{{Expr: "a", Pass: false, Actual: "3"}, {Expr: "b", Pass: false, Actual: "1"}}
-	c := CompareBaseline(bases, Part{"cur.json", cur}, DefaultTolerances())
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "threshold", "a"); r.Verdict != VerdictRegressed {
 		t.Errorf("a: %s", r.Verdict)
 	}
@@ -203,18 +204,18 @@ func TestCompareBaselineThresholds(t *testing.T) {
 func TestTolerances(t *testing.T) {
 	for _, tc := range []struct {
 		pattern, spec string
-		want          Tolerance
+		want          gate.Tolerance
 		canon         string
 	}{
-		{"probe_latency.p99", "+20%", Tolerance{Sign: 1, Rel: 0.2}, "probe_latency.p99"},
-		{"probe_latency.p999", "10%,+2ms", Tolerance{Sign: 1, Rel: 0.1, Abs: 2000, AbsDuration: true}, "probe_latency.p99.9"},
-		{"naive.misattributed_errors", "0", Tolerance{Sign: 1}, "naive.misattributed_errors"},
-		{"tool_calls_ok", "-5%", Tolerance{Sign: -1, Rel: 0.05}, "tool_calls_ok"},
-		{"drops", "+3", Tolerance{Sign: 1, Abs: 3}, "drops"},
-		{"*_latency.p99", "info", Tolerance{}, "*_latency.p99"},
-		{"false_healthy_seconds", "+1s", Tolerance{Sign: 1, Abs: 1e6, AbsDuration: true}, "false_healthy_seconds"},
+		{"probe_latency.p99", "+20%", gate.Tolerance{Sign: 1, Rel: 0.2}, "probe_latency.p99"},
+		{"probe_latency.p999", "10%,+2ms", gate.Tolerance{Sign: 1, Rel: 0.1, Abs: 2000, AbsDuration: true}, "probe_latency.p99.9"},
+		{"naive.misattributed_errors", "0", gate.Tolerance{Sign: 1}, "naive.misattributed_errors"},
+		{"tool_calls_ok", "-5%", gate.Tolerance{Sign: -1, Rel: 0.05}, "tool_calls_ok"},
+		{"drops", "+3", gate.Tolerance{Sign: 1, Abs: 3}, "drops"},
+		{"*_latency.p99", "info", gate.Tolerance{}, "*_latency.p99"},
+		{"false_healthy_seconds", "+1s", gate.Tolerance{Sign: 1, Abs: 1e6, AbsDuration: true}, "false_healthy_seconds"},
 	} {
-		r, err := ParseToleranceRule(tc.pattern, tc.spec)
+		r, err := gate.ParseToleranceRule(tc.pattern, tc.spec)
 		if err != nil {
 			t.Errorf("%s=%s: %v", tc.pattern, tc.spec, err)
 			continue
@@ -231,22 +232,22 @@ func TestTolerances(t *testing.T) {
 		{"", "0", "empty metric pattern"},
 		{"[", "0", "syntax error in pattern"},
 	} {
-		if _, err := ParseToleranceRule(tc.pattern, tc.spec); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := gate.ParseToleranceRule(tc.pattern, tc.spec); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s=%s: %v, want %q", tc.pattern, tc.spec, err, tc.want)
 		}
 	}
 	// The last matching rule wins: defaults, then a file, then flags.
-	ts := DefaultTolerances()
-	r1, _ := ParseToleranceRule("*_latency.p99", "+50%")
-	r2, _ := ParseToleranceRule("probe.probe_latency.p99", "info")
+	ts := gate.DefaultTolerances()
+	r1, _ := gate.ParseToleranceRule("*_latency.p99", "+50%")
+	r2, _ := gate.ParseToleranceRule("probe.probe_latency.p99", "info")
 	ts = append(ts, r1, r2)
-	if got := ts.For("naive", "tool_call_latency.p99"); got != (Tolerance{Sign: 1, Rel: 0.5}) {
+	if got := ts.For("naive", "tool_call_latency.p99"); got != (gate.Tolerance{Sign: 1, Rel: 0.5}) {
 		t.Errorf("glob rule: %+v", got)
 	}
 	if got := ts.For("probe", "probe_latency.p99"); !got.Info() {
 		t.Errorf("group rule: %+v", got)
 	}
-	if got := ts.For("naive", "misattributed_errors"); got != (Tolerance{Sign: 1}) {
+	if got := ts.For("naive", "misattributed_errors"); got != (gate.Tolerance{Sign: 1}) {
 		t.Errorf("default: %+v", got)
 	}
 	if got := ts.For("naive", "sessions_started"); !got.Info() {

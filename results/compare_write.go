@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
 	"sort"
 	"strings"
@@ -31,7 +32,7 @@ func (r Row) cells() (base, cur, change, verdict string) {
 		if r.Unit == "pass" {
 			return map[bool]string{true: "pass", false: "FAIL"}[*v == 1]
 		}
-		return formatValue(r.Unit, *v)
+		return gate.FormatValue(r.Unit, *v)
 	}
 	base, cur = val(r.Base), val(r.Current)
 	if r.BaseMin != nil && r.BaseMax != nil && *r.BaseMin != *r.BaseMax {
@@ -46,7 +47,7 @@ func (r Row) cells() (base, cur, change, verdict string) {
 		if abs < 0 {
 			abs = -abs
 		}
-		change = sign + formatValue(r.Unit, abs)
+		change = sign + gate.FormatValue(r.Unit, abs)
 		if r.ChangePct != nil {
 			change += fmt.Sprintf(" (%+.1f%%)", *r.ChangePct)
 		}

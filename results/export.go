@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mcpchaos/mcpchaos/internal/atomicfile"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -229,19 +229,17 @@ func summarize(h *hdrhistogram.Histogram) Histogram {
 	return out
 }
 
-// Build assembles an export from the groups' snapshots; Overall merges them all.
+// Build assembles an export from the groups' snapshots; Overall adds them all up (Total).
 func Build(run Run, snaps []*metrics.Snapshot) (*Export, error) {
 	e := &Export{SchemaVersion: SchemaVersion, Run: run}
-	all := &metrics.Snapshot{Name: "overall"}
 	for _, s := range snaps {
 		g, err := FromSnapshot(s)
 		if err != nil {
 			return nil, err
 		}
 		e.Groups = append(e.Groups, g)
-		all.Merge(s)
 	}
-	o, err := FromSnapshot(all)
+	o, err := e.total()
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +270,7 @@ func WriteFile(path string, e *Export) error {
 	if err := enc.Encode(e); err != nil {
 		return err
 	}
-	return WriteAtomic(path, buf.Bytes())
+	return atomicfile.Write(path, buf.Bytes())
 }
 
 // WriteFileWith writes a file atomically (as WriteFile does) with what write produces.
@@ -281,39 +279,7 @@ func WriteFileWith(path string, write func(w io.Writer) error) error {
 	if err := write(&buf); err != nil {
 		return err
 	}
-	return WriteAtomic(path, buf.Bytes())
-}
-
-// WriteAtomic writes data to path through a temporary file in the same directory, synced, then
-// renamed over path, so that a reader never sees half a file. Missing directories are made.
-func WriteAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, buf.Bytes())
 }
 
 // DefaultPath is where an export goes when --out is not given.

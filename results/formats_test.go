@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/xml"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,8 +25,8 @@ func TestCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + 3*len(MetricNames()); len(rows) != want {
-		t.Fatalf("%d rows, want %d (header + 3 groups × %d metrics)", len(rows), want, len(MetricNames()))
+	if want := 1 + 3*len(gate.MetricNames()); len(rows) != want {
+		t.Fatalf("%d rows, want %d (header + 3 groups × %d metrics)", len(rows), want, len(gate.MetricNames()))
 	}
 	if strings.Join(rows[0], ",") != "group,policy,metric,value,unit" {
 		t.Errorf("header %v", rows[0])

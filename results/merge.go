@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // MismatchError refuses to combine exports that do not belong together: shards of different
@@ -85,21 +83,16 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 		for j, p := range parts {
 			gs[j] = &p.Export.Groups[i]
 		}
-		g, err := sumGroups(gs[0].Name, gs)
+		g, err := Total(gs[0].Name, gs)
 		if err != nil {
 			return nil, err
 		}
 		e.Groups = append(e.Groups, g)
 	}
-	all := make([]*Group, len(e.Groups))
-	for i := range e.Groups {
-		all[i] = &e.Groups[i]
-	}
-	o, err := sumGroups("overall", all)
+	o, err := e.total()
 	if err != nil {
 		return nil, err
 	}
-	o.Policy = ""
 	e.Overall = o
 	e.Faults = mergeFaults(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
@@ -168,49 +161,6 @@ func joinInts(xs []int) string {
 
 // sumGroups adds groups up: clients, counters, errors and false-healthy time summed,
 // histograms merged bucket by bucket, retry amplification recomputed from the sums.
-func sumGroups(name string, gs []*Group) (Group, error) {
-	out := Group{Name: name, Counters: map[string]int64{}, Errors: map[string]int64{}, Histograms: map[string]Histogram{}}
-	if len(gs) > 0 {
-		out.Policy = gs[0].Policy
-	}
-	var fh float64
-	for _, g := range gs {
-		if g.Policy != out.Policy {
-			out.Policy = ""
-		}
-		out.Clients += g.Clients
-		for k, v := range g.Counters {
-			out.Counters[k] += v
-		}
-		for k, v := range g.Errors {
-			out.Errors[k] += v
-		}
-		fh += g.FalseHealthySeconds
-	}
-	out.FalseHealthySeconds = fh
-	if dead := out.Counters[metrics.SessionsDead.String()]; dead > 0 {
-		out.RetryAmplification = float64(out.Counters[metrics.DeadSessionRequests.String()]) / float64(dead)
-	}
-	for _, h := range metrics.Hists() {
-		merged := metrics.NewHistogram()
-		for _, g := range gs {
-			src, err := g.Histograms[h.String()].Decoded()
-			if err != nil {
-				return out, fmt.Errorf("group %s, histogram %s: %w", g.Name, h, err)
-			}
-			if dropped := merged.Merge(src); dropped != 0 {
-				return out, fmt.Errorf("group %s, histogram %s: %d samples fall outside mcpchaos's histogram range", g.Name, h, dropped)
-			}
-		}
-		enc, err := histogram(merged)
-		if err != nil {
-			return out, err
-		}
-		out.Histograms[h.String()] = enc
-	}
-	return out, nil
-}
-
 func mergeRun(parts []Part) Run {
 	f := parts[0].Export.Run
 	r := Run{

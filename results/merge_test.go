@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -62,7 +63,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 			t.Fatal(err)
 		}
 		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
-		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: UnitCount, Actual: "x"}}
+		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
 		e.Timeline = &Timeline{IntervalS: 1}
 		for k := range 11 {
 			e.Timeline.Samples = append(e.Timeline.Samples, Sample{TS: float64(k), Groups: map[string]GroupSample{
@@ -134,7 +135,7 @@ func TestMergeIsExact(t *testing.T) {
 	if len(m.Faults) != 3 || *m.Faults[2].Shard != 2 || m.Faults[2].AddedAtS != 1.6 {
 		t.Errorf("faults %+v", m.Faults)
 	}
-	if len(m.Thresholds) != 1 || m.Thresholds[0].Pass || m.Thresholds[0].Actual != formatValue(UnitCount, float64(whole.Overall.Counters["drops"])) {
+	if len(m.Thresholds) != 1 || m.Thresholds[0].Pass || m.Thresholds[0].Actual != gate.FormatValue(gate.UnitCount, float64(whole.Overall.Counters["drops"])) {
 		t.Errorf("thresholds not judged again on the merged numbers: %+v", m.Thresholds)
 	}
 }

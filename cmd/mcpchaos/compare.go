@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -108,8 +109,8 @@ experiments: compare refuses them unless --force is given.`,
 	return cmd
 }
 
-func tolerances(file string, flags []string) (results.Tolerances, error) {
-	tol := results.DefaultTolerances()
+func tolerances(file string, flags []string) (gate.Tolerances, error) {
+	tol := gate.DefaultTolerances()
 	if file != "" {
 		rules, err := readTolerances(file)
 		if err != nil {
@@ -195,12 +196,12 @@ func readExport(path string) (*results.Export, error) {
 	return e, nil
 }
 
-func parseToleranceFlag(s string) (results.ToleranceRule, error) {
+func parseToleranceFlag(s string) (gate.ToleranceRule, error) {
 	pattern, spec, ok := cutLast(s, "=")
 	if !ok {
-		return results.ToleranceRule{}, usagef("--tolerance %q: want PATTERN=SPEC, e.g. probe_latency.p99=+20%% or misattributed_errors=+0", s)
+		return gate.ToleranceRule{}, usagef("--tolerance %q: want PATTERN=SPEC, e.g. probe_latency.p99=+20%% or misattributed_errors=+0", s)
 	}
-	r, err := results.ParseToleranceRule(pattern, spec)
+	r, err := gate.ParseToleranceRule(pattern, spec)
 	if err != nil {
 		return r, usagef("--tolerance %q: %v", s, err)
 	}
@@ -221,7 +222,7 @@ func cutLast(s, sep string) (string, string, bool) {
 //	probe_latency.p99: +20%
 //	naive.*: info
 //	misattributed_errors: +0
-func readTolerances(path string) ([]results.ToleranceRule, error) {
+func readTolerances(path string) ([]gate.ToleranceRule, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("--tolerances %s: %v", path, errors.Unwrap(err))
@@ -230,14 +231,14 @@ func readTolerances(path string) ([]results.ToleranceRule, error) {
 	if err := yaml.Unmarshal(data, &ms); err != nil {
 		return nil, usagef("--tolerances %s: not a YAML mapping of PATTERN: SPEC (%v)", path, err)
 	}
-	var rules []results.ToleranceRule
+	var rules []gate.ToleranceRule
 	for _, it := range ms {
 		pattern := fmt.Sprint(it.Key)
 		spec := fmt.Sprint(it.Value)
 		if it.Value == nil {
 			spec = ""
 		}
-		r, err := results.ParseToleranceRule(pattern, spec)
+		r, err := gate.ParseToleranceRule(pattern, spec)
 		if err != nil {
 			return nil, usagef("--tolerances %s: %s: %v", path, pattern, err)
 		}

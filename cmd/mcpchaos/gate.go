@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -31,8 +32,8 @@ func thresholdsGate(rs []results.ThresholdResult) error {
 
 // runThresholds is the workload's thresholds followed by those given with --threshold, each
 // checked against the workload's groups.
-func runThresholds(w *workloads.Workload, flags []string) ([]results.Threshold, error) {
-	ths := append([]results.Threshold(nil), w.Thresholds...)
+func runThresholds(w *workloads.Workload, flags []string) ([]gate.Threshold, error) {
+	ths := append([]gate.Threshold(nil), w.Thresholds...)
 	groups := map[string]bool{"overall": true}
 	var names []string
 	for _, g := range w.Groups {
@@ -40,7 +41,7 @@ func runThresholds(w *workloads.Workload, flags []string) ([]results.Threshold, 
 		names = append(names, g.Name)
 	}
 	for _, expr := range flags {
-		th, err := results.ParseThreshold(expr)
+		th, err := gate.ParseThreshold(expr)
 		if err != nil {
 			return nil, usagef("--threshold: %v", err)
 		}

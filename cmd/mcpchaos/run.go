@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -127,7 +128,7 @@ type runPlan struct {
 	shard      *results.Shard
 	startAt    time.Time
 	formats    []string
-	thresholds []results.Threshold
+	thresholds []gate.Threshold
 }
 
 func (fl *runFlags) plan(w *workloads.Workload) (runPlan, error) {
@@ -253,7 +254,7 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		wg       sync.WaitGroup
 		faultErr error
 		abortMu  sync.Mutex
-		aborted  *results.Threshold
+		aborted  *gate.Threshold
 		abortWhy string
 	)
 	wg.Go(func() {
@@ -271,7 +272,7 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 		smp.run(runCtx)
 	})
 	if early := abortThresholds(plan.thresholds); len(early) > 0 {
-		wd := &watchdog{ths: early, recs: r.recs, start: start, abort: func(th results.Threshold, why string) {
+		wd := &watchdog{ths: early, recs: r.recs, start: start, abort: func(th gate.Threshold, why string) {
 			abortMu.Lock()
 			aborted, abortWhy = &th, why
 			abortMu.Unlock()
@@ -376,8 +377,8 @@ func run(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr
 }
 
 // abortThresholds are the thresholds to judge while the run goes on.
-func abortThresholds(ths []results.Threshold) []results.Threshold {
-	var out []results.Threshold
+func abortThresholds(ths []gate.Threshold) []gate.Threshold {
+	var out []gate.Threshold
 	for _, th := range ths {
 		if th.AbortOnFail && th.Early() {
 			out = append(out, th)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
 )
@@ -113,10 +114,10 @@ func liveGroup(recs ...*metrics.Group) results.Group {
 // watchdog judges the thresholds with abort_on_fail while the run goes on, every few hundred
 // milliseconds, from the recorders' atomics. The first that fails for good calls abort once.
 type watchdog struct {
-	ths   []results.Threshold // all with AbortOnFail, all Early
+	ths   []gate.Threshold // all with AbortOnFail, all Early
 	recs  []*metrics.Group
 	start time.Time
-	abort func(th results.Threshold, reason string)
+	abort func(th gate.Threshold, reason string)
 }
 
 func (wd *watchdog) run(ctx context.Context, every time.Duration) {
@@ -150,7 +151,7 @@ func (wd *watchdog) check() bool {
 		if g.Counters == nil {
 			continue
 		}
-		v, ok := th.Metric.Value(&g)
+		v, ok := results.Value(th.Metric, &g)
 		if ok && !th.Holds(v) {
 			el := time.Since(wd.start).Round(100 * time.Millisecond)
 			wd.abort(th, fmt.Sprintf("threshold %s failed %s into the run (%s.%s reached %s)", th.Expr, el, th.Scope, th.Metric.Name, th.Metric.Format(v)))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"math"
 	"sort"
 
@@ -228,17 +229,17 @@ func shortLabels(labels map[string]string) string {
 // runs are drawn: a failed, interrupted or aborted run measured less than it was asked, so its
 // numbers would read as improvements; it is a marked band and a gap in the lines.
 func trendPlot(runs []Run, metric string) (string, error) {
-	m, err := results.ParseMetric(metric)
+	m, err := gate.ParseMetric(metric)
 	if err != nil {
 		return "", err
 	}
 	yLabel, scale := "count", 1.0
 	switch {
-	case m.Unit() == results.UnitSeconds:
+	case m.Unit() == gate.UnitSeconds:
 		yLabel = "seconds"
-	case m.Unit() == results.UnitDuration:
+	case m.Unit() == gate.UnitDuration:
 		yLabel, scale = "ms", 1000
-	case m.Unit() == results.UnitRatio:
+	case m.Unit() == gate.UnitRatio:
 		yLabel = "ratio"
 	}
 	c := &chart{Title: metric + " across runs", XLabel: "run", YLabel: yLabel, Width: 640, Height: 300, XTicks: trendTicks(runs)}
@@ -263,7 +264,7 @@ func trendPlot(runs []Run, metric string) (string, error) {
 		for i, r := range runs {
 			v := math.NaN()
 			if g := r.Export.Group(name); g != nil && results.Good(r.Export) {
-				if x, ok := m.Value(g); ok {
+				if x, ok := results.Value(m, g); ok {
 					v = x / scale
 					yMax = math.Max(yMax, v)
 				}

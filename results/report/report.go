@@ -10,6 +10,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"html/template"
 	"io"
 	"sort"
@@ -159,13 +160,13 @@ func runView(n int, r Run, open bool) (runData, error) {
 	groups = append(groups, &e.Overall)
 	rd.Groups = append(rd.Groups, "overall")
 	for _, row := range counterRows {
-		m, err := results.ParseMetric(row.metric)
+		m, err := gate.ParseMetric(row.metric)
 		if err != nil {
 			return rd, err
 		}
 		tr := tableRow{Label: row.label}
 		for _, g := range groups {
-			v, _ := m.Value(g)
+			v, _ := results.Value(m, g)
 			tr.Values = append(tr.Values, m.Format(v))
 		}
 		rd.Counters = append(rd.Counters, tr)
@@ -178,7 +179,7 @@ func runView(n int, r Run, open bool) (runData, error) {
 				tr.Values = append(tr.Values, "–")
 				continue
 			}
-			d := func(us int64) string { m, _ := results.ParseMetric(h.String() + ".max"); return m.Format(float64(us)) }
+			d := func(us int64) string { m, _ := gate.ParseMetric(h.String() + ".max"); return m.Format(float64(us)) }
 			tr.Values = append(tr.Values, fmt.Sprintf("%s / %s / %s (%d)", d(hs.P50US), d(hs.P99US), d(hs.MaxUS), hs.Count))
 		}
 		rd.Latencies = append(rd.Latencies, tr)

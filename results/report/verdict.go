@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"slices"
 	"strings"
 
@@ -65,7 +66,7 @@ func verdictOf(runs []Run) verdict {
 	}
 	if len(bases) > 0 && results.Good(e) {
 		v.Baselines = len(bases)
-		c := results.CompareBaseline(bases, results.Part{File: last.File, Export: e}, results.DefaultTolerances())
+		c := results.CompareBaseline(bases, results.Part{File: last.File, Export: e}, gate.DefaultTolerances())
 		for _, r := range c.Rows {
 			if r.Verdict == results.VerdictRegressed {
 				v.Regressions = append(v.Regressions, regressionText(r))
@@ -106,7 +107,7 @@ func plural(n int) string {
 
 func regressionText(r results.Row) string {
 	s := fmt.Sprintf("%s %s", r.Group, r.Metric)
-	m, err := results.ParseMetric(r.Metric)
+	m, err := gate.ParseMetric(r.Metric)
 	if err == nil && r.Base != nil && r.Current != nil {
 		s += fmt.Sprintf(": %s → %s", m.Format(*r.Base), m.Format(*r.Current))
 	}

@@ -1,4 +1,4 @@
-package results
+package gate
 
 import (
 	"fmt"
@@ -23,8 +23,8 @@ type Tolerance struct {
 	AbsDuration bool
 }
 
-// abs is Abs in unit u.
-func (t Tolerance) abs(u Unit) float64 {
+// AbsIn is Abs in unit u.
+func (t Tolerance) AbsIn(u Unit) float64 {
 	if t.AbsDuration && u == UnitSeconds {
 		return t.Abs / 1e6
 	}
@@ -59,8 +59,8 @@ func (t Tolerance) String() string {
 	return strings.Join(parts, ",")
 }
 
-// describe writes the tolerance for people, in the metric's unit.
-func (t Tolerance) describe(u Unit) string {
+// Describe writes the tolerance for people, in the metric's unit.
+func (t Tolerance) Describe(u Unit) string {
 	switch {
 	case t.Info():
 		return "reported only"
@@ -78,7 +78,7 @@ func (t Tolerance) describe(u Unit) string {
 		parts = append(parts, trimZeros(strconv.FormatFloat(t.Rel*100, 'f', 2, 64))+"%")
 	}
 	if t.Abs != 0 {
-		parts = append(parts, formatValue(u, t.abs(u)))
+		parts = append(parts, FormatValue(u, t.AbsIn(u)))
 	}
 	return "may " + verb + " " + strings.Join(parts, " and ")
 }
