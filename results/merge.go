@@ -95,6 +95,7 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 	}
 	e.Overall = o
 	e.Faults = mergeFaults(parts, e.Run.Start)
+	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 
 	var exprs []ThresholdResult
@@ -207,6 +208,15 @@ func mergeRun(parts []Part) Run {
 				}
 			}
 		}
+		for k, v := range s.Labels { // the shards of one run carry the same labels; a shard's own are kept too
+			if r.Labels == nil {
+				r.Labels = map[string]string{}
+			}
+			if old, ok := r.Labels[k]; ok && old != v {
+				v = old + "," + v
+			}
+			r.Labels[k] = v
+		}
 		r.Interrupted = r.Interrupted || s.Interrupted
 		r.DetectionDelayEstimated = r.DetectionDelayEstimated || s.DetectionDelayEstimated
 		if s.Aborted != "" {
@@ -226,6 +236,28 @@ func mergeRun(parts []Part) Run {
 }
 
 // mergeFaults lists every shard's fault log, with times moved to the merged run's clock.
+// mergePhases are the phases of the shard that started first, on the merged clock: shards
+// start together (--start-at) and follow one plan, so their phases agree to within their start.
+func mergePhases(parts []Part, start time.Time) []PhaseAt {
+	first := parts[0]
+	for _, p := range parts {
+		if p.Export.Run.Start.Before(first.Export.Run.Start) {
+			first = p
+		}
+	}
+	shift := first.Export.Run.Start.Sub(start).Seconds()
+	out := make([]PhaseAt, 0, len(first.Export.Phases))
+	for _, ph := range first.Export.Phases {
+		ph.StartS += shift
+		ph.EndS += shift
+		out = append(out, ph)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 func mergeFaults(parts []Part, start time.Time) []FaultAt {
 	var out []FaultAt
 	for _, p := range parts {

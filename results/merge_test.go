@@ -57,12 +57,14 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
+		r.Labels = map[string]string{"release": "v1.4.2"}
 		r.End = r.Start.Add(10 * time.Second)
 		e, err := Build(r, snaps)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
+		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4}, {Phase: "quiet", StartS: 4, EndS: 10}}
 		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
 		e.Timeline = &Timeline{IntervalS: 1}
 		for k := range 11 {
@@ -146,6 +148,12 @@ func TestMergeTimelines(t *testing.T) {
 	m, err := Merge(parts, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.Run.Labels["release"] != "v1.4.2" {
+		t.Errorf("labels %v, want release=v1.4.2 kept", m.Run.Labels)
+	}
+	if len(m.Phases) != 2 || m.Phases[1].Phase != "quiet" || m.Phases[1].StartS != 4 {
+		t.Errorf("phases %+v, want shard 0's (the first to start) on the merged clock", m.Phases)
 	}
 	tl := m.Timeline
 	if tl.IntervalS != 1 {
