@@ -59,8 +59,7 @@ func (c *Client) setStateLocked(s metrics.State) {
 // this way.
 func (c *Client) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
-	defer guard.Catch("client " + c.f.cfg.Name)
-	guard.Enter("client")
+	defer guard.Catch(ctx, "client "+c.f.cfg.Name)
 	if c.f.sdkMode() {
 		c.runSDK(ctx) // the Go SDK's client holds the session (gosdk.go)
 		return

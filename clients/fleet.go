@@ -107,8 +107,7 @@ func (f *Fleet) Run(ctx context.Context, start time.Time) {
 	var clients sync.WaitGroup
 	var sched sync.WaitGroup
 	sched.Go(func() {
-		defer guard.Catch("fleet scheduler " + f.cfg.Name)
-		guard.Enter("fleet scheduler")
+		defer guard.Catch(ctx, "fleet scheduler "+f.cfg.Name)
 		f.schedule(ctx, start)
 	})
 	for i, c := range f.clients {
@@ -165,7 +164,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 		}
 		calls.Go(func() {
 			defer func() { <-slots }()
-			defer guard.Catch("call " + f.cfg.Name)
+			defer guard.Catch(ctx, "call "+f.cfg.Name)
 			c := f.clients[j.c]
 			c.tick(ctx, j.k)
 			c.busy[j.k].Store(false)

@@ -30,7 +30,7 @@ func (c *Client) readOn(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 // abandoned.
 func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 	defer wg.Done()
-	defer guard.Catch("stream reader " + c.f.cfg.Name)
+	defer guard.Catch(ctx, "stream reader "+c.f.cfg.Name)
 	cfg := &c.f.cfg
 	h := r.h
 	retry := c.consume(h, r.st, &r.cursor, r.j.gate())
@@ -186,7 +186,7 @@ func (c *Client) judge(h *held, st *Stream, cursor string) *judgement {
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
-				guard.Recovered("replay verdict "+c.f.cfg.Name, v)
+				guard.Recovered(h.ctx, "replay verdict "+c.f.cfg.Name, v)
 				j.done <- Teardown // its waiter must not wait forever
 			}
 		}()

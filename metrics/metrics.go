@@ -190,8 +190,8 @@ type histShard struct {
 	_  [64]byte // keep neighbouring shards' locks off one cache line
 }
 
-// Group is the recorder of one client group. All methods are safe for concurrent use.
-type Group struct {
+// Recorder records one client group's numbers. All methods are safe for concurrent use.
+type Recorder struct {
 	Name    string
 	Policy  string
 	Clients int
@@ -203,10 +203,10 @@ type Group struct {
 	shards       []histShard
 }
 
-// NewGroup returns an empty recorder.
-func NewGroup(name, policy string, clients int) *Group {
+// NewRecorder returns an empty recorder.
+func NewRecorder(name, policy string, clients int) *Recorder {
 	n := min(histShards, 2*runtime.GOMAXPROCS(0))
-	g := &Group{Name: name, Policy: policy, Clients: clients, shards: make([]histShard, n)}
+	g := &Recorder{Name: name, Policy: policy, Clients: clients, shards: make([]histShard, n)}
 	for i := range g.shards {
 		for h := range g.shards[i].h {
 			g.shards[i].h[h] = NewHistogram()
@@ -216,43 +216,43 @@ func NewGroup(name, policy string, clients int) *Group {
 }
 
 // Add bumps a counter.
-func (g *Group) Add(c Counter, n int64) { g.counters[c].Add(n) }
+func (g *Recorder) Add(c Counter, n int64) { g.counters[c].Add(n) }
 
 // Inc bumps a counter by one.
-func (g *Group) Inc(c Counter) { g.counters[c].Add(1) }
+func (g *Recorder) Inc(c Counter) { g.counters[c].Add(1) }
 
 // Get reads a counter now.
-func (g *Group) Get(c Counter) int64 { return g.counters[c].Load() }
+func (g *Recorder) Get(c Counter) int64 { return g.counters[c].Load() }
 
 // Error counts one error of a kind.
-func (g *Group) Error(k ErrorKind) { g.errors[k].Add(1) }
+func (g *Recorder) Error(k ErrorKind) { g.errors[k].Add(1) }
 
 // Errors reads the error count of a kind now.
-func (g *Group) Errors(k ErrorKind) int64 { return g.errors[k].Load() }
+func (g *Recorder) Errors(k ErrorKind) int64 { return g.errors[k].Load() }
 
 // AddFalseHealthy adds time a client believed a dead session was alive.
-func (g *Group) AddFalseHealthy(d time.Duration) {
+func (g *Recorder) AddFalseHealthy(d time.Duration) {
 	if d > 0 {
 		g.falseHealthy.Add(int64(d))
 	}
 }
 
 // Move moves one client from one state gauge to another; Enter counts its first state.
-func (g *Group) Move(from, to State) {
+func (g *Recorder) Move(from, to State) {
 	g.states[from].Add(-1)
 	g.states[to].Add(1)
 }
 
 // Enter counts a client entering its first state.
-func (g *Group) Enter(s State) { g.states[s].Add(1) }
+func (g *Recorder) Enter(s State) { g.states[s].Add(1) }
 
 // InState reads a state gauge now.
-func (g *Group) InState(s State) int64 { return g.states[s].Load() }
+func (g *Recorder) InState(s State) int64 { return g.states[s].Load() }
 
 // Record records one duration into histogram h. key picks the shard (a client index, say), so
 // concurrent recorders rarely meet on one lock. Durations below 1 µs record as 1 µs; values
 // past the geometry are clamped to its top rather than lost.
-func (g *Group) Record(h Hist, key int, d time.Duration) {
+func (g *Recorder) Record(h Hist, key int, d time.Duration) {
 	us := d.Microseconds()
 	if us < HistLowest {
 		us = HistLowest
@@ -279,7 +279,7 @@ type Snapshot struct {
 }
 
 // Snapshot merges the shards into fresh histograms and reads every counter.
-func (g *Group) Snapshot() *Snapshot {
+func (g *Recorder) Snapshot() *Snapshot {
 	s := &Snapshot{Name: g.Name, Policy: g.Policy, Clients: g.Clients}
 	for i := range s.Counters {
 		s.Counters[i] = g.counters[i].Load()
@@ -342,3 +342,15 @@ func (s *Snapshot) Merge(o *Snapshot) {
 		s.Hists[h].Merge(o.Hists[h])
 	}
 }
+
+// Group and NewGroup are Recorder's and NewRecorder's old names, kept only while the packages
+// other helpers are rewriting (clients, results, bench) move over; "group" alone means a
+// workload's client group (workloads.Group) or its exported numbers (results.Group).
+//
+// Deprecated: use Recorder and NewRecorder.
+type Group = Recorder
+
+// NewGroup is NewRecorder's old name.
+//
+// Deprecated: use NewRecorder.
+func NewGroup(name, policy string, clients int) *Recorder { return NewRecorder(name, policy, clients) }

@@ -7,7 +7,7 @@ import (
 )
 
 func TestGroupCountsAndMergesShards(t *testing.T) {
-	g := NewGroup("probe", "probe", 10)
+	g := NewRecorder("probe", "probe", 10)
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
@@ -33,7 +33,7 @@ func TestGroupCountsAndMergesShards(t *testing.T) {
 }
 
 func TestRecordClampsOutOfRange(t *testing.T) {
-	g := NewGroup("g", "naive", 1)
+	g := NewRecorder("g", "naive", 1)
 	g.Record(DetectionDelay, 0, -time.Second)
 	g.Record(DetectionDelay, 0, 100*time.Hour)
 	h := g.Snapshot().Hist(DetectionDelay)
@@ -44,7 +44,7 @@ func TestRecordClampsOutOfRange(t *testing.T) {
 
 // Merging snapshots gives the numbers one recorder holding every sample would give.
 func TestSnapshotMergeIsExact(t *testing.T) {
-	a, b, all := NewGroup("a", "naive", 3), NewGroup("b", "naive", 4), NewGroup("all", "naive", 7)
+	a, b, all := NewRecorder("a", "naive", 3), NewRecorder("b", "naive", 4), NewRecorder("all", "naive", 7)
 	for i := range 500 {
 		d := time.Duration(i*37%1000+1) * time.Millisecond
 		target := a
@@ -70,7 +70,7 @@ func TestSnapshotMergeIsExact(t *testing.T) {
 }
 
 func TestStateGauges(t *testing.T) {
-	g := NewGroup("g", "probe", 2)
+	g := NewRecorder("g", "probe", 2)
 	g.Enter(StateStarting)
 	g.Enter(StateStarting)
 	g.Move(StateStarting, StateLive)
@@ -81,7 +81,7 @@ func TestStateGauges(t *testing.T) {
 }
 
 func BenchmarkRecord(b *testing.B) {
-	g := NewGroup("g", "probe", 1)
+	g := NewRecorder("g", "probe", 1)
 	b.RunParallel(func(pb *testing.PB) {
 		i := 0
 		for pb.Next() {
@@ -92,7 +92,7 @@ func BenchmarkRecord(b *testing.B) {
 }
 
 func BenchmarkSnapshot(b *testing.B) {
-	g := NewGroup("g", "probe", 1)
+	g := NewRecorder("g", "probe", 1)
 	for i := range 100000 {
 		g.Record(ProbeLatency, i, time.Duration(i)*time.Microsecond)
 	}

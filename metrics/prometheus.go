@@ -21,7 +21,7 @@ import (
 //	mcpchaos_<histogram>_seconds              histograms (probe_latency, ...), as Prometheus
 //	                                          histograms with fixed buckets from 100 µs to 1 h
 type Collector struct {
-	groups []*Group
+	groups []*Recorder
 	// believed reports group i's clients that believe a dead session is alive; nil: not exposed.
 	believed func(i int) int64
 
@@ -45,7 +45,7 @@ var PromBuckets = []float64{
 const docRef = " Defined in docs/metrics.md of the mcpchaos repository."
 
 // NewCollector returns a collector over the groups' recorders. believed may be nil.
-func NewCollector(groups []*Group, believed func(i int) int64) *Collector {
+func NewCollector(groups []*Recorder, believed func(i int) int64) *Collector {
 	c := &Collector{groups: groups, believed: believed}
 	gp := []string{"group", "policy"}
 	for i := range c.counters {

@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,39 +21,37 @@ import (
 
 func newBenchCmd() *cobra.Command {
 	var (
-		o       bench.Options
-		kinds   string
-		child   bool
-		jsonOut string
+		o        bench.Options
+		kinds    string
+		child    string
+		jsonOut  string
+		hold     time.Duration
+		profiles string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure what a held session costs: this tool's client against the official Go SDK client",
 		Long: `Measure the cost of a held session. The command starts the reference server in a process
 of its own, then, for each client kind, a measuring process that holds --sessions sessions
-(initialize, GET stream open) through embedded Toxiproxy, drives --rounds rounds of one
-tools/call per session, and times --probes probes beside bare HTTP round trips. It prints
-per-session memory (RSS growth), goroutines (outside Toxiproxy), descriptors, CPU per call and
-the establishment rate for both kinds side by side, with their ratios, and the reference
-server's own per-session cost.`,
+(initialize, GET stream open) through embedded Toxiproxy (in a process of its own), drives
+--rounds rounds of one tools/call per session, and times --probes probes beside bare HTTP round
+trips. This process reads the measuring process's memory (RSS, PSS), descriptors and CPU time
+from /proc while it stands still, so nothing the benchmark does to measure is counted. It
+prints per-session figures for both kinds side by side, with their ratios, the proxy's and the
+reference server's own per-session cost. --hold keeps the sessions held that long, with the
+measuring process's PID on stderr, for a reading of /proc from outside.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if child != "" { // one of the benchmark's own child processes
+				return bench.Child(cmd.Context(), child, cmd.InOrStdin(), cmd.OutOrStdout())
+			}
 			if o.Sessions < 1 || o.Rounds < 0 || o.Probes < 0 {
 				return usagef("--sessions must be at least 1; --rounds and --probes at least 0")
 			}
-			if child {
-				// The measuring process prints its result while it still holds its sessions,
-				// then holds them until the parent closes its stdin (so the parent can read the
-				// server's cost), and only then ends them.
-				return bench.Run(cmd.Context(), o, func(r *bench.Result) error {
-					if err := json.NewEncoder(cmd.OutOrStdout()).Encode(r); err != nil {
-						return err
-					}
-					_, _ = io.Copy(io.Discard, cmd.InOrStdin())
-					return nil
-				})
+			if hold < 0 || hold > 10*time.Minute {
+				return usagef("--hold must be between 0 and 10m, not %s", hold)
 			}
-			return benchParent(cmd.Context(), o, strings.Split(kinds, ","), jsonOut, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return benchParent(cmd.Context(), o, strings.Split(kinds, ","), hold, profiles, jsonOut, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -64,13 +62,10 @@ server's own per-session cost.`,
 	f.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the server directly, not through embedded Toxiproxy")
 	f.StringVar(&kinds, "clients", bench.Lean+","+bench.GoSDK, "client kinds to measure, comma-separated")
 	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
-	// The measuring process: one client kind against a given URL.
-	f.BoolVar(&child, "child", false, "")
-	f.StringVar(&o.Client, "client", bench.Lean, "")
-	f.StringVar(&o.URL, "url", "", "")
+	f.DurationVar(&hold, "hold", 0, "keep the sessions held this long after reading them (for an outside reading of /proc)")
+	f.StringVar(&profiles, "heap-profiles", "", "write a heap profile of each measuring process's held sessions into this directory (KIND.heap.pb.gz; its memory figures then include the profiler's)")
+	f.StringVar(&child, "child", "", "")
 	_ = f.MarkHidden("child")
-	_ = f.MarkHidden("client")
-	_ = f.MarkHidden("url")
 	return cmd
 }
 
@@ -82,47 +77,56 @@ type benchReport struct {
 	TargetFDsPerSession float64 `json:"target_fds_per_session"`
 }
 
-func benchParent(ctx context.Context, o bench.Options, kinds []string, jsonOut string, stdout, stderr io.Writer) error {
+func benchParent(ctx context.Context, o bench.Options, kinds []string, hold time.Duration, profiles, jsonOut string, stdout, stderr io.Writer) error {
+	for _, k := range kinds {
+		if k != bench.Lean && k != bench.GoSDK {
+			return usagef("--clients: unknown client kind %q (want %s or %s)", k, bench.Lean, bench.GoSDK)
+		}
+	}
 	self, err := selfPath()
 	if err != nil {
 		return err
 	}
-	srv := exec.CommandContext(ctx, self, "serve", "--addr", "127.0.0.1:0")
-	srv.Stderr = stderr
-	out, err := srv.StdoutPipe()
+	srv, url, err := startBenchServer(ctx, self, stderr)
 	if err != nil {
 		return err
 	}
-	if err := srv.Start(); err != nil {
-		return fmt.Errorf("starting the reference server: %w", err)
-	}
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }() // our own child, by its PID
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("reading the reference server's address: %w", err)
+	launch := func(ctx context.Context, spec string) *exec.Cmd {
+		c := exec.CommandContext(ctx, self, "bench", "--child", spec)
+		c.Stderr = stderr
+		return c
 	}
-	fields := strings.Fields(line)
-	if len(fields) < 5 || !strings.HasPrefix(fields[4], "http://") {
-		return fmt.Errorf("unexpected first line from the reference server: %q", line)
-	}
-	url := fields[4]
-
 	rep := benchReport{Machine: machine()}
 	for i, kind := range kinds {
-		rssBefore, fdsBefore := procStat(srv.Process.Pid)
-		fmt.Fprintf(stderr, "bench: holding %d %s sessions...\n", o.Sessions, kind)
-		args := []string{"bench", "--child", "--client", kind, "--url", url,
-			"--sessions", strconv.Itoa(o.Sessions), "--rounds", strconv.Itoa(o.Rounds),
-			"--probes", strconv.Itoa(o.Probes), "--workers", strconv.Itoa(o.Workers)}
-		if o.NoProxy {
-			args = append(args, "--no-proxy")
+		srvBefore, err := bench.ReadProc(srv.Process.Pid)
+		if err != nil {
+			return err
 		}
-		r, err := measure(ctx, self, args, stderr, func() {
+		fmt.Fprintf(stderr, "bench: holding %d %s sessions...\n", o.Sessions, kind)
+		o.Client, o.URL = kind, url
+		if profiles != "" {
+			o.HeapProfile = filepath.Join(profiles, kind+".heap.pb.gz")
+		}
+		r, err := bench.Measure(ctx, o, launch, func(pid int, r *bench.Result) error {
 			if i == 0 { // the server's growth, read while the first kind holds its sessions
-				rssAfter, fdsAfter := procStat(srv.Process.Pid)
-				rep.TargetRSSPerSession = float64(rssAfter-rssBefore) / float64(o.Sessions)
-				rep.TargetFDsPerSession = float64(fdsAfter-fdsBefore) / float64(o.Sessions)
+				at, err := bench.ReadProc(srv.Process.Pid)
+				if err != nil {
+					return err
+				}
+				rep.TargetRSSPerSession = float64(at.RSS-srvBefore.RSS) / float64(o.Sessions)
+				rep.TargetFDsPerSession = float64(at.FDs-srvBefore.FDs) / float64(o.Sessions)
 			}
+			if hold > 0 {
+				fmt.Fprintf(stderr, "bench: process %d holds %d %s sessions for %s: Rss %d kB, Pss %d kB, %d more descriptors\n",
+					pid, o.Sessions, kind, hold, r.HeldRSSBytes>>10, r.HeldPSSBytes>>10, r.FDs)
+				select {
+				case <-time.After(hold): // an outside reading of /proc happens now
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("measuring %s: %w", kind, err)
@@ -139,32 +143,28 @@ func benchParent(ctx context.Context, o bench.Options, kinds []string, jsonOut s
 	return nil
 }
 
-// measure runs one measuring process; held is called while it still holds its sessions.
-func measure(ctx context.Context, self string, args []string, stderr io.Writer, held func()) (*bench.Result, error) {
-	c := exec.CommandContext(ctx, self, args...)
-	c.Stderr = stderr
-	stdin, err := c.StdinPipe()
+// startBenchServer starts the reference server in a process of its own and returns its URL.
+func startBenchServer(ctx context.Context, self string, stderr io.Writer) (*exec.Cmd, string, error) {
+	srv := exec.CommandContext(ctx, self, "serve", "--addr", "127.0.0.1:0")
+	srv.Stderr = stderr
+	out, err := srv.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	stdout, err := c.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		return nil, "", fmt.Errorf("starting the reference server: %w", err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	fields := strings.Fields(line)
+	if err == nil && (len(fields) < 5 || !strings.HasPrefix(fields[4], "http://")) {
+		err = fmt.Errorf("unexpected first line from the reference server: %q", line)
+	}
 	if err != nil {
-		return nil, err
+		_ = srv.Process.Kill()
+		_ = srv.Wait()
+		return nil, "", fmt.Errorf("reading the reference server's address: %w", err)
 	}
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	var r bench.Result
-	decErr := json.NewDecoder(stdout).Decode(&r)
-	if decErr == nil {
-		held()
-	}
-	stdin.Close()
-	waitErr := c.Wait()
-	if decErr != nil {
-		return nil, fmt.Errorf("%v (process: %v)", decErr, waitErr)
-	}
-	return &r, waitErr
+	return srv, fields[4], nil
 }
 
 func printBench(w io.Writer, rep *benchReport) {
@@ -188,13 +188,29 @@ func printBench(w io.Writer, rep *benchReport) {
 		}
 		fmt.Fprintln(tw)
 	}
+	perSession := func(v func(*bench.Result) float64) func(*bench.Result) float64 {
+		return func(r *bench.Result) float64 { return v(r) / float64(r.Sessions) }
+	}
+	kib := func(b func(*bench.Result) int64) func(*bench.Result) float64 {
+		return perSession(func(r *bench.Result) float64 { return float64(b(r)) / 1024 })
+	}
 	row("sessions held", func(r *bench.Result) float64 { return float64(r.Sessions) }, "%.0f")
-	row("memory (RSS growth), KiB", func(r *bench.Result) float64 { return r.RSSPerSession() / 1024 }, "%.1f")
-	row("heap+stacks, KiB", func(r *bench.Result) float64 { return float64(r.HeapBytes) / float64(r.Sessions) / 1024 }, "%.1f")
-	row("goroutines outside Toxiproxy", (*bench.Result).GoroutinesPerSession, "%.2f")
-	row("goroutines in Toxiproxy", func(r *bench.Result) float64 { return float64(r.ProxyGoroutines) / float64(r.Sessions) }, "%.2f")
+	row("memory (RSS growth), KiB", kib(func(r *bench.Result) int64 { return r.RSSBytes }), "%.1f")
+	row("memory (PSS growth), KiB", kib(func(r *bench.Result) int64 { return r.PSSBytes }), "%.1f")
+	row("  of which Go heap, KiB", kib(func(r *bench.Result) int64 { return r.HeapBytes }), "%.1f")
+	row("    of which live objects, KiB", kib(func(r *bench.Result) int64 { return r.LiveBytes }), "%.1f")
+	row("  of which goroutine stacks, KiB", kib(func(r *bench.Result) int64 { return r.StackBytes }), "%.1f")
+	row("goroutines", (*bench.Result).GoroutinesPerSession, "%.2f")
 	row("descriptors", (*bench.Result).FDsPerSession, "%.2f")
+	row("connections dialed to establish", perSession(func(r *bench.Result) float64 { return float64(r.EstablishDials) }), "%.2f")
+	row("connections dialed per call", func(r *bench.Result) float64 { return float64(r.CallDials) / float64(max(r.Calls, 1)) }, "%.2f")
 	row("CPU per call, µs", func(r *bench.Result) float64 { return r.CPUPerCallUS }, "%.0f")
+	if len(rep.Results) > 0 && rep.Results[0].Proxied {
+		row("Toxiproxy memory (RSS), KiB", kib(func(r *bench.Result) int64 { return r.ProxyRSSBytes }), "%.1f")
+		row("Toxiproxy goroutines", perSession(func(r *bench.Result) float64 { return float64(r.ProxyGoroutines) }), "%.2f")
+		row("Toxiproxy descriptors", perSession(func(r *bench.Result) float64 { return float64(r.ProxyFDs) }), "%.2f")
+		row("Toxiproxy CPU per call, µs", func(r *bench.Result) float64 { return r.ProxyCPUPerCallUS }, "%.0f")
+	}
 	row("established per second", func(r *bench.Result) float64 { return r.EstablishPerSec }, "%.0f")
 	row("call errors", func(r *bench.Result) float64 { return float64(r.CallErrors) }, "%.0f")
 	row("probe p50, µs", func(r *bench.Result) float64 { return float64(r.ProbeP50US) }, "%.0f")
@@ -203,21 +219,6 @@ func printBench(w io.Writer, rep *benchReport) {
 	tw.Flush()
 	fmt.Fprintf(w, "\nreference server per held session: %.1f KiB RSS, %.2f descriptors\n",
 		rep.TargetRSSPerSession/1024, rep.TargetFDsPerSession)
-}
-
-func procStat(pid int) (rss int64, fds int) {
-	if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		for line := range strings.Lines(string(data)) {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				rss = kb << 10
-			}
-		}
-	}
-	if ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid)); err == nil {
-		fds = len(ents)
-	}
-	return rss, fds
 }
 
 func machine() string {

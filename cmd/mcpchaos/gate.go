@@ -30,23 +30,23 @@ func thresholdsGate(rs []results.ThresholdResult) error {
 	return &gateError{fmt.Sprintf("%d of %d thresholds failed: %s", len(failed), len(rs), strings.Join(failed, "; "))}
 }
 
-// runThresholds is the workload's thresholds followed by those given with --threshold, each
-// checked against the workload's groups.
-func runThresholds(w *workloads.Workload, flags []string) ([]gate.Threshold, error) {
-	ths := append([]gate.Threshold(nil), w.Thresholds...)
+// flagThresholds parses the thresholds given with a flag (--threshold, --threshold-abort),
+// each checked against the workload's groups.
+func flagThresholds(w *workloads.Workload, exprs []string, flag string) ([]gate.Threshold, error) {
 	groups := map[string]bool{"overall": true}
 	var names []string
 	for _, g := range w.Groups {
 		groups[g.Name] = true
 		names = append(names, g.Name)
 	}
-	for _, expr := range flags {
+	var ths []gate.Threshold
+	for _, expr := range exprs {
 		th, err := gate.ParseThreshold(expr)
 		if err != nil {
-			return nil, usagef("--threshold: %v", err)
+			return nil, usagef("%s: %v", flag, err)
 		}
 		if !groups[th.Scope] {
-			return nil, usagef("--threshold %q: workload %s has no group %q; use one of %s, or overall", expr, w.Name, th.Scope, strings.Join(names, ", "))
+			return nil, usagef("%s %q: workload %s has no group %q; use one of %s, or overall", flag, expr, w.Name, th.Scope, strings.Join(names, ", "))
 		}
 		ths = append(ths, th)
 	}

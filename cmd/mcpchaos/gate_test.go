@@ -70,7 +70,7 @@ func TestCompareGate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	if err := run(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
+	if err := runWorkload(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	e, err := results.ReadFile(base)
@@ -124,7 +124,7 @@ func TestShardsMerge(t *testing.T) {
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Go(func() {
-			errs[i] = run(context.Background(), tiny(t), runFlags{out: filepath.Join(dir, fmt.Sprintf("s%d.json", i)),
+			errs[i] = runWorkload(context.Background(), tiny(t), runFlags{out: filepath.Join(dir, fmt.Sprintf("s%d.json", i)),
 				progress: "off", quiet: true, shard: fmt.Sprintf("%d/2", i), startAt: at,
 				thresholds: []string{"naive.misattributed_errors == 0"}}, io.Discard, io.Discard)
 		})

@@ -38,7 +38,7 @@ func TestInterruptAtRandomMomentsExternalToxiproxy(t *testing.T) {
 		after := time.Duration(rng.Int64N(int64(1800 * time.Millisecond)))
 		ctx, cancel := context.WithCancel(context.Background())
 		timer := time.AfterFunc(after, cancel) // the interrupt itself, not a synchronisation
-		runErr := run(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
+		runErr := runWorkload(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
 		interrupted := !timer.Stop()
 		cancel()
 		if runErr != nil && (!interrupted || exitCode(runErr) != exitInterrupted) {

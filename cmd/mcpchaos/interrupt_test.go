@@ -59,7 +59,7 @@ func TestInterruptAtRandomMoments(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		timer := time.AfterFunc(after, cancel) // the interrupt itself, not a synchronisation
 		began := time.Now()
-		runErr := run(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "csv,hgrm,junit"}, io.Discard, io.Discard)
+		runErr := runWorkload(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "csv,hgrm,junit"}, io.Discard, io.Discard)
 		stopped := time.Since(began)
 		interrupted := !timer.Stop() // it may also have come just after the run ended
 		cancel()

@@ -29,7 +29,7 @@ func checkMetricsAddr(addr string, public bool) error {
 
 // serveMetrics serves the recorders' live numbers in the Prometheus text format at /metrics
 // on addr until the returned stop is called. believed may be nil.
-func serveMetrics(addr string, recs []*metrics.Group, believed func(int) int64, labels prometheus.Labels) (bound string, stop func(), err error) {
+func serveMetrics(addr string, recs []*metrics.Recorder, believed func(int) int64, labels prometheus.Labels) (bound string, stop func(), err error) {
 	reg := prometheus.NewRegistry()
 	if err := prometheus.WrapRegistererWith(labels, reg).Register(metrics.NewCollector(recs, believed)); err != nil {
 		return "", nil, err

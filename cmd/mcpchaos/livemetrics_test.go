@@ -11,7 +11,7 @@ import (
 )
 
 func TestLiveMetrics(t *testing.T) {
-	naive := metrics.NewGroup("naive", "naive", 3)
+	naive := metrics.NewRecorder("naive", "naive", 3)
 	naive.Add(metrics.MisattributedErrors, 7)
 	naive.Error(metrics.ErrReset)
 	naive.Enter(metrics.StateLive)
@@ -19,7 +19,7 @@ func TestLiveMetrics(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond} {
 		naive.Record(metrics.ToolCallLatency, 0, d)
 	}
-	addr, stop, err := serveMetrics("127.0.0.1:0", []*metrics.Group{naive}, func(int) int64 { return 2 }, map[string]string{"workload": "w"})
+	addr, stop, err := serveMetrics("127.0.0.1:0", []*metrics.Recorder{naive}, func(int) int64 { return 2 }, map[string]string{"workload": "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

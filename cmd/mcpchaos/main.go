@@ -1,7 +1,7 @@
 // Command mcpchaos is a chaos and load-testing tool for MCP servers that speak the
-// streamable-HTTP transport. It is the only package that knows every other one: it wires a
-// workload to a target, faults, a client fleet, metrics and results, and maps errors to exit
-// codes in exactly one place (exitCode).
+// streamable-HTTP transport. It holds the command line only: flags (turned into an engine
+// plan), signals, printing, writing the export, --procs orchestration, and the mapping of
+// errors to exit codes, in exactly one place (exitCode). The run itself is package engine's.
 package main
 
 import (
@@ -10,10 +10,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
-	"time"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -39,11 +38,12 @@ func (e *usageError) Unwrap() error { return e.err }
 func usagef(format string, args ...any) error { return &usageError{fmt.Errorf(format, args...)} }
 
 // errInterrupted ends a run that a signal stopped (its partial export is written).
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = engine.ErrInterrupted
 
 func exitCode(err error) int {
 	var (
 		ue *usageError
+		ce *engine.ConfigError
 		ve *workloads.ValidationError
 		nf *workloads.NotFoundError
 		ge *gateError
@@ -57,7 +57,7 @@ func exitCode(err error) int {
 		return exitInterrupted
 	case errors.As(err, &ge):
 		return exitThresholds
-	case errors.As(err, &ue), errors.As(err, &ve), errors.As(err, &nf), errors.As(err, &fe), errors.As(err, &me):
+	case errors.As(err, &ue), errors.As(err, &ce), errors.As(err, &ve), errors.As(err, &nf), errors.As(err, &fe), errors.As(err, &me):
 		return exitUsage
 	default:
 		return exitRuntime
@@ -67,6 +67,8 @@ func exitCode(err error) int {
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	abandon := &engine.Abandoner{}
+	ctx = context.WithValue(ctx, abandonerKey{}, abandon)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -78,9 +80,7 @@ func main() {
 		cancel()
 		<-sigs
 		fmt.Fprintln(os.Stderr, "mcpchaos: second signal: exiting at once")
-		if r := secondSignal.Load(); r != nil {
-			r.abandon()
-		}
+		abandon.Abandon(os.Stderr)
 		os.Exit(exitInterrupted)
 	}()
 	err := newRoot().ExecuteContext(ctx)
@@ -91,23 +91,13 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-// secondSignal is the run in progress, whose external proxies a second signal removes.
-var secondSignal atomic.Pointer[runner]
+type abandonerKey struct{}
 
-// abandon removes the run's proxies from an external toxiproxy-server, waiting at most 3 s.
-func (r *runner) abandon() {
-	ext := r.ext.Load()
-	if ext == nil {
-		return
+// abandonerOf is the process's Abandoner, which a second signal calls (main); a fresh one
+// when there is none (tests calling run).
+func abandonerOf(ctx context.Context) *engine.Abandoner {
+	if a, ok := ctx.Value(abandonerKey{}).(*engine.Abandoner); ok {
+		return a
 	}
-	done := make(chan error, 1)
-	go func() { done <- ext.Close() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "mcpchaos: removing proxies:", err)
-		}
-	case <-time.After(3 * time.Second):
-		fmt.Fprintf(os.Stderr, "mcpchaos: the toxiproxy-server did not answer within 3s; remove what is left with mcpchaos faults clean --toxiproxy URL --prefix %s\n", ext.Prefix())
-	}
+	return &engine.Abandoner{}
 }

@@ -49,39 +49,14 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 
-	var extra []string
-	if w.Target.Builtin != nil && fl.target.url == "" {
-		url, stop, err := startServeProcess(ctx, self, arg, stderr)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		extra = append(extra, "--target", url)
+	extra, stopServe, err := shardFlags(ctx, self, arg, w, fl, stderr)
+	if err != nil {
+		return err
 	}
-	extra = append(extra, fl.target.args()...)
-	for _, t := range fl.thresholds {
-		extra = append(extra, "--threshold", t)
-	}
-	for _, t := range fl.abortOn {
-		extra = append(extra, "--threshold-abort", t)
-	}
-
-	shards := make([]*shardProc, n)
-	for i := range shards {
-		file := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
-		args := append([]string{"run", arg,
-			"--shard", fmt.Sprintf("%d/%d", i, n),
-			"--start-at", start.Format(time.RFC3339Nano),
-			"--out", file, "--progress", "json", "--quiet", "--formats", "none"}, extra...)
-		sp, err := startShard(self, args, i, file, stderr)
-		if err != nil {
-			for _, s := range shards[:i] {
-				s.signal(syscall.SIGTERM)
-				s.wait()
-			}
-			return fmt.Errorf("starting shard %d: %w", i, err)
-		}
-		shards[i] = sp
+	defer stopServe()
+	shards, err := startShards(self, arg, dir, n, start, extra, stderr)
+	if err != nil {
+		return err
 	}
 	// Ctrl-C reaches the children from the terminal; a signal sent to this process alone is
 	// passed on, by PID, to the children it started.
@@ -106,9 +81,79 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	wg.Wait()
 	stopProgress()
 
-	var parts []results.Part
-	var died []string
-	interrupted := ctx.Err() != nil
+	parts, died, interrupted := collectShards(shards, ctx.Err() != nil)
+	if len(parts) == 0 {
+		return fmt.Errorf("no shard wrote an export; failed: %s", strings.Join(died, ", "))
+	}
+	merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: true})
+	if err != nil {
+		return fmt.Errorf("merging the shards: %w", err)
+	}
+	if interrupted {
+		merged.Run.Interrupted = true
+	}
+	if err := writeMerged(stdout, out, dir, merged, formats, fl.quiet, fmt.Sprintf("%s in %d processes", w.Name, n)); err != nil {
+		return err
+	}
+	switch {
+	case interrupted:
+		return errInterrupted
+	case len(died) > 0:
+		return fmt.Errorf("%s failed; the export merges the %d shards that finished", strings.Join(died, ", "), len(parts))
+	}
+	return verdictError(merged)
+}
+
+// shardFlags are the flags every shard process gets beside its own: the run's target and
+// thresholds flags, and with the built-in target the URL of one reference server in a process
+// of its own (stopped by the returned function) that every shard's clients meet.
+func shardFlags(ctx context.Context, self, arg string, w *workloads.Workload, fl runFlags, stderr io.Writer) ([]string, func(), error) {
+	var extra []string
+	stop := func() {}
+	if w.Target.Builtin != nil && fl.target.url == "" {
+		url, stopServe, err := startServeProcess(ctx, self, arg, stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		stop = stopServe
+		extra = append(extra, "--target", url)
+	}
+	extra = append(extra, fl.target.args()...)
+	for _, t := range fl.thresholds {
+		extra = append(extra, "--threshold", t)
+	}
+	for _, t := range fl.abortOn {
+		extra = append(extra, "--threshold-abort", t)
+	}
+	return extra, stop, nil
+}
+
+// startShards starts n shard processes of `run arg`, each with extra arguments, all starting
+// their clients at start; if one cannot start, those started are stopped.
+func startShards(self, arg, dir string, n int, start time.Time, extra []string, stderr io.Writer) ([]*shardProc, error) {
+	shards := make([]*shardProc, n)
+	for i := range shards {
+		file := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		args := append([]string{"run", arg,
+			"--shard", fmt.Sprintf("%d/%d", i, n),
+			"--start-at", start.Format(time.RFC3339Nano),
+			"--out", file, "--progress", "json", "--quiet", "--formats", "none"}, extra...)
+		sp, err := startShard(self, args, i, file, stderr)
+		if err != nil {
+			for _, s := range shards[:i] {
+				s.signal(syscall.SIGTERM)
+				s.wait()
+			}
+			return nil, fmt.Errorf("starting shard %d: %w", i, err)
+		}
+		shards[i] = sp
+	}
+	return shards, nil
+}
+
+// collectShards reads the exports of the shards that ended, and says which died and whether
+// one was interrupted.
+func collectShards(shards []*shardProc, interrupted bool) (parts []results.Part, died []string, _ bool) {
 	for _, s := range shards {
 		code := s.cmd.ProcessState.ExitCode()
 		switch {
@@ -126,24 +171,19 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		}
 		parts = append(parts, results.Part{File: s.file, Export: e})
 	}
-	if len(parts) == 0 {
-		return fmt.Errorf("no shard wrote an export; failed: %s", strings.Join(died, ", "))
-	}
-	merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: true})
-	if err != nil {
-		return fmt.Errorf("merging the shards: %w", err)
-	}
-	if interrupted {
-		merged.Run.Interrupted = true
-	}
+	return parts, died, interrupted
+}
+
+// writeMerged writes the merged export and its companions and prints its summary.
+func writeMerged(stdout io.Writer, out, dir string, merged *results.Export, formats []string, quiet bool, what string) error {
 	if err := results.WriteFile(out, merged); err != nil {
 		return fmt.Errorf("writing the export: %w", err)
 	}
 	if _, err := results.WriteCompanions(out, merged, formats); err != nil {
 		return err
 	}
-	if !fl.quiet {
-		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
+	if !quiet {
+		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s\n\n", what, merged.Run.Target)
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
@@ -152,13 +192,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		}
 	}
 	fmt.Fprintf(stdout, "\nexport: %s (shards in %s)\n", out, dir)
-	switch {
-	case interrupted:
-		return errInterrupted
-	case len(died) > 0:
-		return fmt.Errorf("%s failed; the export merges the %d shards that finished", strings.Join(died, ", "), len(parts))
-	}
-	return verdictError(merged)
+	return nil
 }
 
 // shardProc is one shard process and the last status line it reported.

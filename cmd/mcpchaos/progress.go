@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,7 +16,6 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
@@ -123,31 +123,6 @@ func clockLine(start time.Time, planned time.Duration, round time.Duration) stri
 // workers: they only bump atomics, which it reads, and it walks the fleets.
 type statusSource func() []groupStatus
 
-func localStatus(fleets []*clients.Fleet, recs []*metrics.Group) statusSource {
-	return func() []groupStatus {
-		out := make([]groupStatus, len(fleets))
-		for i, f := range fleets {
-			c, rec := f.Census(), recs[i]
-			g := groupStatus{
-				Name: rec.Name, Live: c.Live, Reconnecting: c.Reconnecting + c.Reinit,
-				BelievedLiveButDead: c.BelievedLiveButDead,
-				DeadDetected:        rec.Get(metrics.SessionsDeadDetected),
-				Misattributed:       rec.Get(metrics.MisattributedErrors),
-			}
-			for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-				if n := rec.Errors(k); n > 0 {
-					if g.Errors == nil {
-						g.Errors = map[string]int64{}
-					}
-					g.Errors[k.String()] = n
-				}
-			}
-			out[i] = g
-		}
-		return out
-	}
-}
-
 // startProgress shows live progress until the returned function is called. On a terminal it
 // draws mpb rows; elsewhere (CI logs) it prints a plain line about every 10 s, because mpb
 // renders nothing useful off a terminal; "json" writes one status line a second for a parent
@@ -236,7 +211,7 @@ func ticking(period time.Duration, fn func()) func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer guard.Catch("progress")
+		defer guard.Catch(context.Background(), "progress") // outside the run: reported, the display stops
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {

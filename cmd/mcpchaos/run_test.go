@@ -4,130 +4,34 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
-	"path/filepath"
 	"testing"
-	"time"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
-func runBuiltin(t *testing.T, ctx context.Context, name string) (*results.Export, error) {
-	t.Helper()
-	w, err := workloads.Builtin(name)
+// runWorkload is `mcpchaos run` on a parsed workload: the flags become the plan, and run writes
+// the export and prints.
+func runWorkload(ctx context.Context, w *workloads.Workload, fl runFlags, stdout, stderr io.Writer) error {
+	plan, err := fl.plan(w)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	out := filepath.Join(t.TempDir(), "r.json")
-	runErr := run(ctx, w, runFlags{out: out, progress: "off", quiet: true}, io.Discard, io.Discard)
-	exp, err := results.ReadFile(out)
+	return run(ctx, plan, fl, stdout, stderr)
+}
+
+// applyTarget is w with the target flags applied, as the run's plan has it.
+func applyTarget(tf targetFlags, w *workloads.Workload) (*workloads.Workload, error) {
+	opts, err := tf.options(w)
 	if err != nil {
-		t.Fatalf("reading the export after run returned %v: %v", runErr, err)
+		return nil, err
 	}
-	return exp, runErr
-}
-
-func group(t *testing.T, e *results.Export, name string) *results.Group {
-	t.Helper()
-	for i := range e.Groups {
-		if e.Groups[i].Name == name {
-			return &e.Groups[i]
-		}
-	}
-	t.Fatalf("no group %q in the export", name)
-	return nil
-}
-
-// The product's promise: the seed's cascade happens to the naive group and is prevented in the
-// probe group, with numbers.
-func TestSeedIncidentFast(t *testing.T) {
-	t.Parallel()
-	exp, err := runBuiltin(t, context.Background(), "seed-incident-fast")
+	plan, err := engine.NewPlan(w, opts...)
 	if err != nil {
-		t.Fatal(err)
+		return nil, &usageError{err}
 	}
-	if exp.Run.Interrupted || exp.Run.NegotiatedProtocol != "2025-11-25" || exp.SchemaVersion != results.SchemaVersion {
-		t.Errorf("run metadata: %+v", exp.Run)
-	}
-	naive, probe := group(t, exp, "naive"), group(t, exp, "probe")
-	nc, pc := naive.Counters, probe.Counters
-	if nc["misattributed_errors"] == 0 || nc["stale_events_applied"] == 0 || nc["reinit_collisions"] == 0 {
-		t.Errorf("naive: the cascade did not happen: %v", nc)
-	}
-	if naive.RetryAmplification < 3 {
-		t.Errorf("naive retry amplification %.2f, want >= 3", naive.RetryAmplification)
-	}
-	if pc["misattributed_errors"] != 0 || pc["stale_events_applied"] != 0 || pc["events_quarantined"] == 0 {
-		t.Errorf("probe: the rule did not hold: %v", pc)
-	}
-	if probe.RetryAmplification > 1.5 {
-		t.Errorf("probe retry amplification %.2f, want <= 1.5", probe.RetryAmplification)
-	}
-	if probe.Histograms["probe_latency"].Count == 0 || probe.Histograms["detection_delay"].Count == 0 {
-		t.Errorf("probe histograms empty: %+v", probe.Histograms)
-	}
-	if h := probe.Histograms["probe_latency"]; len(h.HDR) < 8 || h.HDR[:8] != "HISTFAAA" {
-		t.Errorf("probe_latency hdr %.20q is not a V2 compressed HdrHistogram", h.HDR)
-	}
-	if exp.Overall.Counters["drops"] != nc["drops"]+pc["drops"] {
-		t.Errorf("overall drops %d != %d + %d", exp.Overall.Counters["drops"], nc["drops"], pc["drops"])
-	}
-	if len(exp.Faults) != 4 {
-		t.Errorf("fault log: %+v, want 2 faults on 2 proxies", exp.Faults)
-	}
-}
-
-// Where GET validates the session, or the event log dies before the session, the replay cannot
-// lie and no group blames a tool.
-func TestBoundaryCollapses(t *testing.T) {
-	for _, name := range []string{"strict-get-fast", "short-retention-fast"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			exp, err := runBuiltin(t, context.Background(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, g := range exp.Groups {
-				if n := g.Counters["misattributed_errors"]; n != 0 {
-					t.Errorf("%s: %d misattributed errors", g.Name, n)
-				}
-				if n := g.Counters["stale_events_applied"]; n != 0 {
-					t.Errorf("%s: %d stale events applied", g.Name, n)
-				}
-				if name == "strict-get-fast" && g.Counters["replays_dead"] == 0 {
-					t.Errorf("%s: no replay answered dead under strict GET validation", g.Name)
-				}
-			}
-		})
-	}
-}
-
-// Ctrl-C: the run stops early, the partial export is written and marked, the exit status is
-// 130, and no proxy is left listening.
-func TestInterruptWritesPartialExport(t *testing.T) {
-	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(1500*time.Millisecond, cancel) // an interrupt mid-run, not a synchronisation
-	exp, err := runBuiltin(t, ctx, "seed-incident-fast")
-	if !errors.Is(err, errInterrupted) || exitCode(err) != exitInterrupted {
-		t.Fatalf("run returned %v (exit %d), want interrupted (130)", err, exitCode(err))
-	}
-	if !exp.Run.Interrupted {
-		t.Error("export not marked interrupted")
-	}
-	if exp.Overall.Counters["sessions_started"] == 0 {
-		t.Error("the partial export has no numbers")
-	}
-	if len(exp.Run.Proxies) != 2 {
-		t.Fatalf("proxies in export: %v", exp.Run.Proxies)
-	}
-	for g, addr := range exp.Run.Proxies {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			c.Close()
-			t.Errorf("group %s: proxy %s still accepts connections after the run", g, addr)
-		}
-	}
+	return plan.Workload, nil
 }
 
 func TestExitCodes(t *testing.T) {
@@ -139,10 +43,25 @@ func TestExitCodes(t *testing.T) {
 		{errors.New("boom"), 1},
 		{usagef("bad flag"), 2},
 		{&workloads.ValidationError{}, 2},
+		{&engine.ConfigError{Err: errors.New("no such variable")}, 2},
+		{&engine.SetupError{Err: errors.New("refused")}, 1},
+		{&engine.MeasureError{Problems: []string{"gone"}}, 1},
 		{errInterrupted, 130},
+		{engine.ErrInterrupted, 130},
 	} {
 		if got := exitCode(tc.err); got != tc.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.want)
 		}
 	}
+}
+
+func group(t *testing.T, e *results.Export, name string) *results.Group {
+	t.Helper()
+	for i := range e.Groups {
+		if e.Groups[i].Name == name {
+			return &e.Groups[i]
+		}
+	}
+	t.Fatalf("no group %q in the export", name)
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -36,7 +37,7 @@ stops on Ctrl-C.`,
 				if w.Target.Builtin == nil {
 					return usagef("--from %s: the workload has no target.builtin section", from)
 				}
-				cfg = targetConfig(w.Target.Builtin)
+				cfg = engine.ReferenceConfig(w.Target.Builtin)
 			} else {
 				cfg.GetValidation = refserver.GetValidation(getVal)
 			}
@@ -84,21 +85,4 @@ func orNever(d time.Duration, zero string) string {
 		return zero
 	}
 	return d.String()
-}
-
-// targetConfig turns a workload's built-in target section into the server's config.
-func targetConfig(b *workloads.BuiltinTarget) refserver.Config {
-	return refserver.Config{
-		SessionTTL:          b.SessionTTL,
-		Retention:           b.Retention,
-		RetentionEvents:     b.RetentionEvents,
-		GetValidation:       refserver.GetValidation(b.GetValidation),
-		DeadStatus:          b.DeadStatus,
-		DeadBody:            b.DeadBody,
-		UnknownCursorStatus: b.UnknownCursorStatus,
-		NotifyInterval:      b.NotifyInterval,
-		Keepalive:           b.Keepalive,
-		Retry:               b.Retry,
-		PostResponse:        b.PostResponse,
-	}
 }

@@ -77,11 +77,11 @@ func runFile(t *testing.T, ctx context.Context, path string, tf targetFlags) (*r
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, err = tf.apply(w); err != nil {
+	if w, err = applyTarget(tf, w); err != nil {
 		return nil, err
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	runErr := run(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
+	runErr := runWorkload(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
 	exp, err := results.ReadFile(out)
 	if err != nil {
 		t.Fatalf("reading the export after run returned %v: %v", runErr, err)
@@ -190,7 +190,7 @@ groups:
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = run(context.Background(), wl, runFlags{out: filepath.Join(dir, "never.json"), progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
+	err = runWorkload(context.Background(), wl, runFlags{out: filepath.Join(dir, "never.json"), progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
 	if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "w.yaml:5:20: target.headers.Authorization: environment variable MCPCHAOS_UNSET_TOKEN is not set") {
 		t.Errorf("err = %v (exit %d)", err, exitCode(err))
 	}
@@ -206,7 +206,7 @@ groups:
 		{"--header that is not one", flags(map[string]string{"target": "http://127.0.0.1:1/mcp", "header": "secretvalue"}), `"secr…": write it as "Name: value"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.tf.apply(w)
+			_, err := applyTarget(tc.tf, w)
 			if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), tc.want) {
 				t.Errorf("err = %v (exit %d), want a usage error about %q", err, exitCode(err), tc.want)
 			}
@@ -214,7 +214,7 @@ groups:
 	}
 	// --target on a built-in workload keeps its declared TTL unless told otherwise.
 	tf := flags(map[string]string{"target": "http://127.0.0.1:1/mcp"})
-	w2, err := tf.apply(w)
+	w2, err := applyTarget(tf, w)
 	if err != nil || w2.Target.URL != "http://127.0.0.1:1/mcp" || w2.Target.SessionTTL != 3*time.Second || w2.Duration != w.Duration {
 		t.Errorf("--target on seed-incident-fast: %v %+v", err, w2)
 	}
@@ -355,8 +355,8 @@ faults:
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, _ = tf.apply(w)
-		err = run(context.Background(), w, runFlags{out: filepath.Join(dir, "never.json"), progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
+		w, _ = applyTarget(tf, w)
+		err = runWorkload(context.Background(), w, runFlags{out: filepath.Join(dir, "never.json"), progress: "off", quiet: true, formats: "none"}, io.Discard, io.Discard)
 		if exitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "idle.yaml:13:24: fault cut: the toxiproxy-server at "+api+" refuses it") ||
 			!strings.Contains(fmt.Sprint(err), "idle_timeout is mcpchaos's own toxic") {
 			t.Errorf("err = %v (exit %d)", err, exitCode(err))

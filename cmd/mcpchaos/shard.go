@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // parseShard reads --shard INDEX/COUNT; INDEX counts from 0, as a Kubernetes Indexed Job's
@@ -25,32 +24,6 @@ func parseShard(s string) (*results.Shard, error) {
 		return nil, usagef("--shard %q: the index counts from 0, so it must be between 0 and %d", s, count-1)
 	}
 	return &results.Shard{Index: index, Count: count}, nil
-}
-
-// shardWorkload is the part of w that shard s runs: in every group, the clients whose number
-// modulo the shard count is the shard's index. Interleaving keeps each shard's share spread
-// over the whole ramp, as the clients of the whole run would be. A group whose clients are
-// fewer than the shards has none on some shards; it still has its proxy and its (empty)
-// numbers there, so that every shard's export has every group. The workload's name and hash
-// are unchanged: they identify the run the shards belong to.
-func shardWorkload(w *workloads.Workload, s *results.Shard) *workloads.Workload {
-	if s == nil {
-		return w
-	}
-	cp := *w
-	cp.Groups = append([]workloads.Group(nil), w.Groups...)
-	for i := range cp.Groups {
-		cp.Groups[i].Clients = shareOf(w.Groups[i].Clients, s.Index, s.Count)
-	}
-	return &cp
-}
-
-// shareOf is how many of clients 0..n-1 are congruent to index modulo count.
-func shareOf(n, index, count int) int {
-	if index >= n {
-		return 0
-	}
-	return (n-index-1)/count + 1
 }
 
 // parseStartAt reads --start-at: an RFC 3339 time, which must be far enough ahead to set up.

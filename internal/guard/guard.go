@@ -1,36 +1,20 @@
 // Package guard recovers panics at the goroutine boundaries mcpchaos owns (client goroutines,
-// a fleet's scheduler, the fault schedule, the progress ticker): a panic is reported with its
-// stack on stderr, remembered, and ends the run through the hook the run registered, so that
-// the run still removes its proxies, writes its export and exits non-zero.
+// a fleet's scheduler, the fault schedule, the observers): a panic is reported with its stack,
+// remembered, and ends its run through the stop function the run gave its Guard, so that the
+// run still removes its proxies, returns its export and exits non-zero.
+//
+// A Guard belongs to one run and travels in that run's context: two runs in one process never
+// see each other's panics. The package holds no mutable state of its own.
 package guard
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 )
-
-var (
-	mu      sync.Mutex
-	first   *Panic
-	onPanic func()
-	stderr  io.Writer = os.Stderr
-
-	hook atomic.Pointer[func(where string)]
-)
-
-// SetHook sets (nil: clears) the function Enter calls; tests make it panic to prove a
-// goroutine's recovery.
-func SetHook(fn func(where string)) {
-	if fn == nil {
-		hook.Store(nil)
-		return
-	}
-	hook.Store(&fn)
-}
 
 // Panic is a recovered panic: where it happened, its value and its stack.
 type Panic struct {
@@ -41,52 +25,73 @@ type Panic struct {
 
 func (p *Panic) Error() string { return fmt.Sprintf("panic in %s: %v", p.Where, p.Value) }
 
-// Arm starts watching for a run: fn is called (once per panic, from the panicking goroutine)
-// to end the run. It forgets any earlier panic.
-func Arm(fn func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	first, onPanic = nil, fn
+// Guard is one run's panic watch.
+type Guard struct {
+	stop   func()
+	stderr io.Writer
+
+	mu    sync.Mutex
+	first *Panic
 }
 
-// Disarm stops calling the run's hook and returns the first panic recovered since Arm, if any.
-func Disarm() *Panic {
-	mu.Lock()
-	defer mu.Unlock()
-	p := first
-	first, onPanic = nil, nil
-	return p
+// New returns a run's Guard: stop is called (from the panicking goroutine, once per panic) to
+// end the run; stacks are written to stderr (nil: os.Stderr).
+func New(stop func(), stderr io.Writer) *Guard {
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	return &Guard{stop: stop, stderr: stderr}
 }
 
-// Catch recovers a panic in the goroutine it is deferred in: defer guard.Catch("client").
-func Catch(where string) {
+// First is the first panic recovered, if any.
+func (g *Guard) First() *Panic {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.first
+}
+
+func (g *Guard) report(where string, v any, stack []byte) {
+	p := &Panic{Where: where, Value: v, Stack: stack}
+	g.mu.Lock()
+	fmt.Fprintf(g.stderr, "mcpchaos: panic in %s: %v\n%s\n", where, v, stack)
+	if g.first == nil {
+		g.first = p
+	}
+	g.mu.Unlock()
+	if g.stop != nil {
+		g.stop()
+	}
+}
+
+type ctxKey struct{}
+
+// With returns ctx carrying g: the goroutines started under it report their panics to g.
+func With(ctx context.Context, g *Guard) context.Context {
+	return context.WithValue(ctx, ctxKey{}, g)
+}
+
+// From is the Guard ctx carries, or nil.
+func From(ctx context.Context) *Guard {
+	g, _ := ctx.Value(ctxKey{}).(*Guard)
+	return g
+}
+
+// Catch recovers a panic in the goroutine it is deferred in and reports it to the run of ctx:
+// defer guard.Catch(ctx, "client"). Outside a run (no Guard in ctx) the stack still goes to
+// stderr and the goroutine ends quietly.
+func Catch(ctx context.Context, where string) {
 	v := recover()
 	if v == nil {
 		return
 	}
-	report(where, v, debug.Stack())
+	Recovered(ctx, where, v)
 }
 
 // Recovered reports a value already recovered (by a function that must recover itself).
-func Recovered(where string, v any) { report(where, v, debug.Stack()) }
-
-func report(where string, v any, stack []byte) {
-	p := &Panic{Where: where, Value: v, Stack: stack}
-	mu.Lock()
-	fmt.Fprintf(stderr, "mcpchaos: panic in %s: %v\n%s\n", where, v, stack)
-	if first == nil {
-		first = p
+func Recovered(ctx context.Context, where string, v any) {
+	g := From(ctx)
+	if g == nil {
+		g = New(nil, nil)
 	}
-	fn := onPanic
-	mu.Unlock()
-	if fn != nil {
-		fn()
-	}
-}
-
-// Enter marks a goroutine boundary for tests: it calls Hook when one is set.
-func Enter(where string) {
-	if h := hook.Load(); h != nil {
-		(*h)(where)
-	}
+	g.report(where, v, debug.Stack())
 }

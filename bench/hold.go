@@ -1,0 +1,219 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+)
+
+// Client kinds a measurement can hold.
+const (
+	Lean  = "mcpchaos" // this tool's own session client, held by its fleet
+	GoSDK = "gosdk"    // the official Go SDK client (StreamableClientTransport)
+)
+
+// Options say what one measurement does.
+type Options struct {
+	Client   string `json:"client"` // Lean or GoSDK
+	URL      string `json:"url"`    // the target's MCP endpoint (loopback)
+	Sessions int    `json:"sessions"`
+	Rounds   int    `json:"rounds"`   // rounds of one tools/call per session
+	Probes   int    `json:"probes"`   // probes (and as many bare round trips) timed on one session
+	NoProxy  bool   `json:"no_proxy"` // talk to the target directly instead of through Toxiproxy
+	Workers  int    `json:"workers"`  // concurrent establishments and calls
+	// HeapProfile, if set, is where the measuring process writes a heap profile of the held
+	// sessions, after the parent has read it (so the profile is not in the figures; its
+	// finer sampling is: a profiled run's memory figures are not for the table).
+	HeapProfile string `json:"heap_profile,omitempty"`
+}
+
+func (o Options) check() error {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return fmt.Errorf("target URL: %w", err)
+	}
+	if hostIP(u.Host) == "" {
+		return fmt.Errorf("bench talks to loopback targets only, not %q", u.Host)
+	}
+	if o.Client != Lean && o.Client != GoSDK {
+		return fmt.Errorf("unknown client kind %q (want %s or %s)", o.Client, Lean, GoSDK)
+	}
+	return nil
+}
+
+// Phases of the measuring process. At each it writes one report line and waits for a line
+// from the parent, so the parent reads /proc while the process stands still.
+const (
+	phaseReady   = "ready"   // set up, no session yet: the baseline
+	phaseHolding = "holding" // every session held, garbage collected
+	phaseCalled  = "called"  // the rounds of calls are done
+	phaseDone    = "done"    // probes timed; sessions held until the parent closes the pipe
+)
+
+// report is what the measuring process says at a phase. Only counters it already keeps:
+// nothing is allocated to take them.
+type report struct {
+	Phase            string  `json:"phase"`
+	Goroutines       int     `json:"goroutines,omitempty"`
+	HeapBytes        int64   `json:"heap_bytes,omitempty"`  // HeapInuse
+	LiveBytes        int64   `json:"live_bytes,omitempty"`  // HeapAlloc: live objects, after a GC
+	StackBytes       int64   `json:"stack_bytes,omitempty"` // StackInuse
+	EstablishSeconds float64 `json:"establish_seconds,omitempty"`
+	Protocol         string  `json:"protocol,omitempty"`
+	Dials            int64   `json:"dials,omitempty"` // TCP connections opened so far
+	Calls            int     `json:"calls,omitempty"`
+	CallErrors       int     `json:"call_errors,omitempty"`
+	ProbeP50US       int64   `json:"probe_p50_us,omitempty"`
+	BareP50US        int64   `json:"bare_round_trip_p50_us,omitempty"`
+}
+
+// Hold is the measuring process: it holds o.Sessions sessions of o.Client against o.URL,
+// stopping at each phase to write a report line to out and read a line from parent. It ends
+// its sessions when parent closes (EOF) after the last phase; EOF earlier is an error.
+func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if o.Workers <= 0 {
+		o.Workers = 64
+	}
+	if o.HeapProfile != "" {
+		runtime.MemProfileRate = 4096 // before the first allocation of a session
+	}
+	in := bufio.NewReader(parent)
+	enc := json.NewEncoder(out)
+	pause := func(r report) error {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		if _, err := in.ReadString('\n'); err != nil {
+			return fmt.Errorf("after phase %s: the parent went away: %w", r.Phase, err)
+		}
+		return nil
+	}
+	// What a client kind needs whatever the number of sessions is set up before the baseline.
+	var dials atomic.Int64
+	establish := prepareSDK(o.URL, o, &dials)
+	if o.Client == Lean {
+		establish = prepareLean(o.URL, o, &dials)
+	}
+	if err := pause(quiet(report{Phase: phaseReady})); err != nil {
+		return err
+	}
+
+	t0 := time.Now()
+	h, err := establish(ctx)
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	established := time.Since(t0).Seconds()
+	settle(ctx)
+	if err := pause(quiet(report{Phase: phaseHolding, EstablishSeconds: established, Protocol: h.protocol(), Dials: dials.Load()})); err != nil {
+		return err
+	}
+
+	if o.HeapProfile != "" {
+		if err := writeHeapProfile(o.HeapProfile); err != nil {
+			return err
+		}
+	}
+
+	var calls, fails atomic.Int64
+	for range o.Rounds {
+		parallel(o.Sessions, o.Workers, func(i int) {
+			if err := h.call(ctx, i); err != nil {
+				fails.Add(1)
+			}
+			calls.Add(1)
+		})
+	}
+	if err := pause(report{Phase: phaseCalled, Calls: int(calls.Load()), CallErrors: int(fails.Load()), Dials: dials.Load()}); err != nil {
+		return err
+	}
+
+	probe, bare, err := probeVsBare(ctx, h, o.URL, o.Probes)
+	if err != nil {
+		return err
+	}
+	if err := enc.Encode(report{Phase: phaseDone, ProbeP50US: probe, BareP50US: bare}); err != nil {
+		return err
+	}
+	// Hold until the parent has read what it wants, then end the sessions (deferred).
+	if _, err := in.ReadString('\n'); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
+}
+
+// quiet settles the process before a reading, the same for every client kind: the garbage of
+// establishing is collected and freed memory goes back to the OS, so RSS shows what the held
+// sessions keep. Several GCs, because each halves at most once the stack of a goroutine that
+// uses under a quarter of it; a held session lives through many. It fills in the counters the
+// process itself reports.
+func quiet(r report) report {
+	for range settleGCs {
+		runtime.GC()
+	}
+	debug.FreeOSMemory() // one more GC, then the freed pages back to the OS
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.Goroutines = runtime.NumGoroutine()
+	r.HeapBytes, r.LiveBytes, r.StackBytes = int64(ms.HeapInuse), int64(ms.HeapAlloc), int64(ms.StackInuse)
+	return r
+}
+
+// settleGCs is enough for a 32 KiB stack that needs 2 KiB to shrink to its floor.
+const settleGCs = 4
+
+// settle waits until the held sessions stop starting goroutines: both clients open their GET
+// streams asynchronously after initialize, each with a reader goroutine. The goroutine count
+// unchanged over several polls is the sign; the wait is bounded, and the figures are read
+// after it whatever it finds.
+func settle(ctx context.Context) {
+	const (
+		every  = 50 * time.Millisecond
+		stable = 6 // polls without change
+		bound  = 15 * time.Second
+	)
+	last, same := runtime.NumGoroutine(), 0
+	t := time.NewTicker(every)
+	defer t.Stop()
+	deadline := time.Now().Add(bound)
+	for same < stable && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := runtime.NumGoroutine(); n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+	}
+}
+
+// writeHeapProfile writes the live heap, as of a fresh GC, to path.
+func writeHeapProfile(path string) error {
+	runtime.GC()
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,39 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// The seed incident, in-process, as a team would put it in its own go test: the reference
+// server with a 3 s session TTL, a load balancer's idle timeout and a proxy restart, and two
+// groups of 25 clients. The naive group blames tools for session deaths and retries into dead
+// sessions; the group that probes before it resumes does neither.
+func Example() {
+	w, err := workloads.Builtin("seed-incident-fast")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	plan, err := engine.NewPlan(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	exp, err := engine.Run(context.Background(), plan)
+	if err != nil {
+		fmt.Println("run:", err)
+		return
+	}
+	naive, probe := exp.Group("naive"), exp.Group("probe")
+	fmt.Println("naive misattributes errors:", naive.Counters["misattributed_errors"] > 0)
+	fmt.Println("naive retries into dead sessions:", naive.Counters["retries_against_dead"] > 0)
+	fmt.Println("probe misattributes errors:", probe.Counters["misattributed_errors"] > 0)
+	// Output:
+	// naive misattributes errors: true
+	// naive retries into dead sessions: true
+	// probe misattributes errors: false
+}

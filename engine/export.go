@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
+)
+
+// schedule turns the workload's faults into the injector's schedule.
+func (r *runner) schedule() []faults.Scheduled {
+	var s []faults.Scheduled
+	for _, f := range r.w.Faults {
+		var proxies []string
+		for _, g := range r.w.Groups {
+			if f.AppliesTo(g.Name) {
+				proxies = append(proxies, g.Name)
+			}
+		}
+		s = append(s, faults.Scheduled{
+			Fault:   faults.Toxic{Name: f.Name, Type: f.Toxic, Stream: f.Stream, Attributes: f.Attributes},
+			Proxies: proxies,
+			At:      f.At,
+			For:     f.For,
+		})
+	}
+	return s
+}
+
+// noteFault records when each fault really went on and off each proxy.
+func (r *runner) noteFault(c faults.Change) {
+	r.faultMu.Lock()
+	defer r.faultMu.Unlock()
+	if c.Added {
+		fa := results.FaultAt{Fault: c.Fault, Proxy: c.Proxy, AddedAtS: c.At.Seconds()}
+		if c.Err != nil {
+			fa.Error = c.Err.Error()
+		}
+		r.faultLog = append(r.faultLog, fa)
+		return
+	}
+	for i := len(r.faultLog) - 1; i >= 0; i-- {
+		if fa := &r.faultLog[i]; fa.Fault == c.Fault && fa.Proxy == c.Proxy && fa.RemovedAtS == 0 {
+			fa.RemovedAtS = c.At.Seconds()
+			break
+		}
+	}
+}
+
+// export builds the export; problems go to run.error when fatal (the run could not measure
+// what it was asked to), to run.notes otherwise (a target that went away and came back).
+func (r *runner) export(start, end time.Time, interrupted bool, problems []string, fatal bool) (*results.Export, error) {
+	run := results.Run{
+		Tool:           "mcpchaos",
+		ToolVersion:    r.opts.toolVersion,
+		Workload:       r.w.Name,
+		WorkloadSource: r.w.Source,
+		WorkloadHash:   r.w.Hash,
+		Start:          start,
+		End:            end,
+		PlannedSeconds: r.w.Duration.Seconds(),
+		Interrupted:    interrupted,
+		Proxies:        r.proxies,
+		Shard:          r.plan.Shard,
+	}
+	r.describeTarget(&run)
+	if fatal {
+		run.Error = joinProblems(problems)
+	} else {
+		run.Notes = append(run.Notes, problems...)
+	}
+	for _, f := range r.fleets {
+		if p := f.Protocol(); p != "" {
+			run.NegotiatedProtocol = p
+			break
+		}
+	}
+	snaps := make([]*metrics.Snapshot, len(r.recs))
+	for i, rec := range r.recs {
+		snaps[i] = rec.Snapshot()
+	}
+	exp, err := results.Build(run, snaps)
+	if err != nil {
+		return nil, err
+	}
+	r.faultMu.Lock()
+	exp.Faults = append([]results.FaultAt(nil), r.faultLog...)
+	r.faultMu.Unlock()
+	return exp, nil
+}
+
+// noSessions says, for a target that has sessions, that none was ever established, and what
+// the clients got instead ("" when some were).
+func (r *runner) noSessions() string {
+	if r.tgt.generation == clients.Stateless {
+		return ""
+	}
+	var started int64
+	errs := map[string]int64{}
+	for _, rec := range r.recs {
+		s := rec.Snapshot()
+		started += s.Counters[metrics.SessionsStarted]
+		for k, n := range s.Errors {
+			if n > 0 {
+				errs[metrics.ErrorKind(k).String()] += n
+			}
+		}
+	}
+	if started > 0 || len(r.recs) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, errs[k]))
+	}
+	got := "no answer at all"
+	if len(parts) > 0 {
+		got = "errors: " + strings.Join(parts, ", ")
+	}
+	return "no session was ever established: every initialize failed (" + got + "), so nothing was measured"
+}
+
+// failedExport is the export of a run that could not start (the target unreachable, its
+// DNS name unknown, its certificate refused, the toxiproxy-server gone): every group at zero
+// and run.error saying why; the error is a SetupError.
+func (r *runner) failedExport(at time.Time, cause error) (*results.Export, error) {
+	recs := make([]*metrics.Recorder, len(r.w.Groups))
+	for i, g := range r.w.Groups {
+		if i < len(r.recs) {
+			recs[i] = r.recs[i]
+		} else {
+			recs[i] = metrics.NewRecorder(g.Name, g.Policy, g.Clients)
+		}
+	}
+	r.recs = recs
+	if r.tgt.label == "" {
+		r.tgt.label = r.w.Target.URL
+	}
+	exp, err := r.export(at, time.Now(), false, []string{"could not start: " + cause.Error()}, true)
+	if err != nil {
+		return nil, errors.Join(&SetupError{cause}, err)
+	}
+	return exp, &SetupError{cause}
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
+)
+
+// Observer is fed by a run while it goes on, in the manner of k6's outputs: Start once the
+// fleet is set up (an error stops the run before its clients start), Observe every Every()
+// from the run's start (never when Every is 0), Stop once the clients have stopped. Each
+// observer has a goroutine of its own; the workers never call it.
+type Observer interface {
+	Every() time.Duration
+	Start(v *View) error
+	Observe(v *View, now time.Time)
+	Stop(v *View, end time.Time)
+}
+
+// View is a run's live numbers, read from the recorders' atomics and the fleets' census.
+type View struct {
+	Workload string
+	Shard    *results.Shard
+	Start    time.Time     // when the clients start
+	Planned  time.Duration // how long the run is planned to last
+
+	fleets   []*clients.Fleet
+	recs     []*metrics.Recorder
+	believed []atomic.Int64 // the last census's believed-live-but-dead, per group
+}
+
+// GroupStatus is a client group's state now: its sessions by state and its recorder.
+type GroupStatus struct {
+	Name     string
+	Census   clients.Census
+	Recorder *metrics.Recorder
+}
+
+func newView(w string, shard *results.Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Recorder) *View {
+	return &View{Workload: w, Shard: shard, Planned: planned, fleets: fleets, recs: recs, believed: make([]atomic.Int64, len(recs))}
+}
+
+// Groups takes every group's census now (it walks the fleet's clients: call it at most a
+// few times a second).
+func (v *View) Groups() []GroupStatus {
+	out := make([]GroupStatus, len(v.recs))
+	for i, rec := range v.recs {
+		c := v.fleets[i].Census()
+		v.believed[i].Store(int64(c.BelievedLiveButDead))
+		out[i] = GroupStatus{Name: rec.Name, Census: c, Recorder: rec}
+	}
+	return out
+}
+
+// Recorders are the groups' recorders, whose counters and histograms may be read at any time.
+func (v *View) Recorders() []*metrics.Recorder { return v.recs }
+
+// Believed is group i's sessions believed live but dead at the last census (Groups).
+func (v *View) Believed(i int) int64 { return v.believed[i].Load() }
+
+// live reads recorders' counters, errors and false-healthy time now (no histograms), as a
+// results.Group that the threshold vocabulary can read: one group's, or their sum
+// ("overall") when given several.
+func live(recs ...*metrics.Recorder) results.Group {
+	g := results.Group{Counters: map[string]int64{}, Errors: map[string]int64{}}
+	for _, rec := range recs {
+		g.Name = rec.Name
+		g.Clients += rec.Clients
+		for _, c := range metrics.Counters() {
+			g.Counters[c.String()] += rec.Get(c)
+		}
+		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+			g.Errors[k.String()] += rec.Errors(k)
+		}
+		g.FalseHealthySeconds += rec.FalseHealthy().Seconds()
+	}
+	if len(recs) != 1 {
+		g.Name = "overall"
+	}
+	return g
+}
+
+// observing runs the observers: each ticks at start, start+every, ... on a goroutine of its
+// own until ctx ends; stop then calls every Stop.
+type observing struct {
+	v   *View
+	obs []Observer
+	wg  sync.WaitGroup
+}
+
+func (o *observing) start(ctx context.Context) {
+	for _, ob := range o.obs {
+		if ob.Every() <= 0 {
+			continue
+		}
+		o.wg.Go(func() {
+			defer guard.Catch(ctx, "observer")
+			tick(ctx, o.v.Start, ob.Every(), func(now time.Time) { ob.Observe(o.v, now) })
+		})
+	}
+}
+
+// stop waits for the observers' goroutines and calls their Stop, in reverse order of Start.
+func (o *observing) stop(ctx context.Context, end time.Time) {
+	o.wg.Wait()
+	for i := len(o.obs) - 1; i >= 0; i-- {
+		func() {
+			defer guard.Catch(ctx, "observer")
+			o.obs[i].Stop(o.v, end)
+		}()
+	}
+}
+
+// tick calls fn at start, start+every, ... until ctx ends. A tick that comes late (the
+// process starved) is not repeated: the next is the next one due.
+func tick(ctx context.Context, start time.Time, every time.Duration, fn func(time.Time)) {
+	timer := time.NewTimer(time.Until(start))
+	defer timer.Stop()
+	for k := int64(1); ; k++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		now := time.Now()
+		fn(now)
+		next := start.Add(time.Duration(k) * every)
+		for !next.After(now) {
+			k++
+			next = start.Add(time.Duration(k) * every)
+		}
+		timer.Reset(time.Until(next))
+	}
+}

@@ -1,0 +1,234 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/refserver"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// runner holds one run's parts, so that teardown can find them on every exit path.
+type runner struct {
+	plan    *Plan
+	w       *workloads.Workload
+	opts    runOptions
+	guard   *guard.Guard
+	inst    *refserver.Instance
+	inj     faults.Injector
+	fleets  []*clients.Fleet
+	recs    []*metrics.Recorder
+	proxies map[string]string // group → proxy listen address
+	tgt     targetInfo        // what setUp learnt about the target (setup.go)
+
+	faultMu  sync.Mutex
+	faultLog []results.FaultAt
+
+	abortMu  sync.Mutex
+	aborted  *gate.Threshold
+	abortWhy string
+}
+
+// Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
+// the planned time (or until ctx ends: an interrupt), and returns the export. Whenever the
+// run got past its checks, the export is returned, with the reason in run.error when the run
+// failed (SetupError, MeasureError, PanicError). No export comes with a ConfigError (a
+// mistake in what was asked, found before anything ran), with ErrInterrupted during set-up
+// (nothing ran), with a start time that passed during set-up, or with an observer that could
+// not start.
+func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
+	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
+	ctx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}}
+	r.guard = guard.New(stopAll, r.opts.stderr)
+	ctx = guard.With(ctx, r.guard)
+	defer r.close()
+	defer func() { // a panic in the run's own goroutine: reported; r.close still removes the proxies
+		if v := recover(); v != nil {
+			guard.Recovered(ctx, "run", v)
+			exp, err = nil, &PanicError{Msg: fmt.Sprintf("panic in run: %v (stack above)", v)}
+		}
+	}()
+	setUpAt := time.Now()
+	if err := r.setUp(ctx); err != nil {
+		var ce *ConfigError
+		switch {
+		case sig.Err() != nil:
+			return nil, ErrInterrupted // interrupted while setting up: nothing ran, nothing to export
+		case errors.As(err, &ce):
+			return nil, err // a mistake in what was asked: nothing started, nothing to export
+		}
+		return r.failedExport(setUpAt, err)
+	}
+	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
+	if !plan.StartAt.IsZero() {
+		if start.After(plan.StartAt) {
+			return nil, fmt.Errorf("the start time %s passed while this run was setting up; give the shards a time further ahead", plan.StartAt.Format(time.RFC3339))
+		}
+		start = plan.StartAt
+	}
+	if r.opts.onStart != nil {
+		r.opts.onStart(start)
+	}
+	return r.measure(ctx, sig, start)
+}
+
+// measure runs the fleets, the fault schedule, the health watcher and the observers from
+// start to the planned end (or an interrupt, an abort, a panic), then builds the export.
+func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Export, error) {
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(r.w.Duration))
+	defer cancel()
+	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
+	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
+	obs.v.Start = start
+	if early := abortThresholds(r.plan.Thresholds); len(early) > 0 {
+		obs.obs = append(obs.obs, &watchdog{ths: early, abort: r.abortOn(cancel)})
+	}
+	obs.obs = append(obs.obs, r.opts.observers...)
+	for i, o := range obs.obs {
+		if err := o.Start(obs.v); err != nil {
+			obs.obs = obs.obs[:i]
+			obs.stop(ctx, time.Now())
+			return nil, err
+		}
+	}
+	// Before the start (a StartAt ahead): nothing runs yet; an interrupt ends the wait.
+	if !sleepCtx(ctx, time.Until(start)-20*time.Millisecond) {
+		obs.stop(ctx, time.Now())
+		return nil, ErrInterrupted
+	}
+	var wg sync.WaitGroup
+	var faultErr error
+	wg.Go(func() {
+		defer guard.Catch(runCtx, "fault schedule")
+		faultErr = faults.RunSchedule(runCtx, r.inj, start, r.schedule(), r.noteFault)
+	})
+	h := r.health(start)
+	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
+	for _, f := range r.fleets {
+		wg.Go(func() { f.Run(runCtx, start) })
+	}
+	obs.start(runCtx)
+	wg.Wait()
+	end := time.Now()
+	obs.stop(ctx, end)
+	return r.finish(start, end, sig.Err() != nil, h, faultErr, tl.result)
+}
+
+// abortOn is the watchdog's abort: it records the threshold and ends the run.
+func (r *runner) abortOn(cancel context.CancelFunc) func(gate.Threshold, string) {
+	return func(th gate.Threshold, why string) {
+		r.abortMu.Lock()
+		r.aborted, r.abortWhy = &th, why
+		r.abortMu.Unlock()
+		fmt.Fprintf(r.opts.stderr, "mcpchaos: %s; stopping the run\n", why)
+		cancel()
+	}
+}
+
+// finish builds the export of a run that went on, and the error that says how it ended.
+func (r *runner) finish(start, end time.Time, interrupted bool, h *health, faultErr error, tl *results.Timeline) (*results.Export, error) {
+	panicked := r.guard.First()
+	problems, fatal := h.problems()
+	if faultErr != nil {
+		problems = append(problems, "fault schedule: "+faultErr.Error())
+	}
+	if panicked != nil {
+		problems = append([]string{panicked.Error() + " (stack on stderr); the run was stopped"}, problems...)
+	}
+	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
+		problems = append(problems, line)
+		fatal = true
+	}
+	fatal = fatal || faultErr != nil || panicked != nil
+	if r.opts.onProblems != nil {
+		r.opts.onProblems(problems)
+	}
+	exp, err := r.export(start, end, interrupted, problems, fatal)
+	if err != nil {
+		return nil, err
+	}
+	exp.Timeline = tl
+	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
+	r.abortMu.Lock()
+	aborted, why := r.aborted, r.abortWhy
+	r.abortMu.Unlock()
+	if aborted != nil {
+		exp.Run.Aborted = why
+		for i := range exp.Thresholds {
+			if exp.Thresholds[i].Expr == aborted.Expr && exp.Thresholds[i].AbortOnFail {
+				exp.Thresholds[i].AbortedRun = true
+				break
+			}
+		}
+	}
+	switch {
+	case panicked != nil:
+		return exp, &PanicError{Msg: panicked.Error()}
+	case interrupted:
+		return exp, ErrInterrupted
+	case aborted != nil:
+		return exp, &AbortError{Reason: why}
+	case fatal:
+		return exp, &MeasureError{Problems: problems}
+	}
+	return exp, nil
+}
+
+// sleepCtx waits d, or until ctx ends (false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// close tears everything down; safe on every exit path.
+func (r *runner) close() {
+	if r.inj != nil {
+		if err := r.inj.Close(); err != nil {
+			fmt.Fprintln(r.opts.stderr, "mcpchaos: removing proxies:", err)
+		}
+		if ext, ok := r.inj.(*faults.External); ok {
+			r.opts.abandon.forget(ext)
+		}
+	}
+	if r.inst != nil {
+		r.inst.Close()
+	}
+}
+
+// health is the run's watcher of its target (by URL) and its external toxiproxy-server.
+func (r *runner) health(start time.Time) *health {
+	h := &health{start: start, recs: r.recs, dial: dialTCP}
+	if r.w.Target.Builtin == nil {
+		if u, err := url.Parse(r.w.Target.URL); err == nil {
+			h.dialAddr = clients.HostPort(u)
+		}
+	}
+	if ext, ok := r.inj.(*faults.External); ok {
+		h.ext = ext
+	}
+	return h
+}
+
+func joinProblems(p []string) string { return strings.Join(p, "; ") }

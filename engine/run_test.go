@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+func runBuiltin(t *testing.T, ctx context.Context, name string) (*results.Export, error) {
+	t.Helper()
+	w, err := workloads.Builtin(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, runErr := Run(ctx, plan, WithStderr(testWriter{t}))
+	if exp == nil {
+		t.Fatalf("no export; Run returned %v", runErr)
+	}
+	return exp, runErr
+}
+
+// testWriter sends what a run writes on stderr to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) { w.t.Logf("%s", p); return len(p), nil }
+
+func group(t *testing.T, e *results.Export, name string) *results.Group {
+	t.Helper()
+	for i := range e.Groups {
+		if e.Groups[i].Name == name {
+			return &e.Groups[i]
+		}
+	}
+	t.Fatalf("no group %q in the export", name)
+	return nil
+}
+
+// The product's promise: the seed's cascade happens to the naive group and is prevented in the
+// probe group, with numbers. Not parallel, nor the boundary runs: each is a fleet of 50
+// sessions whose cascade depends on the timing of replays, and several at once under -race
+// on two busy cores starve each other.
+func TestSeedIncidentFast(t *testing.T) {
+	exp, err := runBuiltin(t, context.Background(), "seed-incident-fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp.Run.Interrupted || exp.Run.NegotiatedProtocol != "2025-11-25" || exp.SchemaVersion != results.SchemaVersion {
+		t.Errorf("run metadata: %+v", exp.Run)
+	}
+	naive, probe := group(t, exp, "naive"), group(t, exp, "probe")
+	nc, pc := naive.Counters, probe.Counters
+	if nc["misattributed_errors"] == 0 || nc["stale_events_applied"] == 0 || nc["reinit_collisions"] == 0 {
+		t.Errorf("naive: the cascade did not happen: %v", nc)
+	}
+	if naive.RetryAmplification < 3 {
+		t.Errorf("naive retry amplification %.2f, want >= 3", naive.RetryAmplification)
+	}
+	if pc["misattributed_errors"] != 0 || pc["stale_events_applied"] != 0 || pc["events_quarantined"] == 0 {
+		t.Errorf("probe: the rule did not hold: %v", pc)
+	}
+	if probe.RetryAmplification > 1.5 {
+		t.Errorf("probe retry amplification %.2f, want <= 1.5", probe.RetryAmplification)
+	}
+	if probe.Histograms["probe_latency"].Count == 0 || probe.Histograms["detection_delay"].Count == 0 {
+		t.Errorf("probe histograms empty: %+v", probe.Histograms)
+	}
+	if h := probe.Histograms["probe_latency"]; len(h.HDR) < 8 || h.HDR[:8] != "HISTFAAA" {
+		t.Errorf("probe_latency hdr %.20q is not a V2 compressed HdrHistogram", h.HDR)
+	}
+	if exp.Overall.Counters["drops"] != nc["drops"]+pc["drops"] {
+		t.Errorf("overall drops %d != %d + %d", exp.Overall.Counters["drops"], nc["drops"], pc["drops"])
+	}
+	if len(exp.Faults) != 4 {
+		t.Errorf("fault log: %+v, want 2 faults on 2 proxies", exp.Faults)
+	}
+	if exp.Timeline == nil || len(exp.Timeline.Samples) < 2 {
+		t.Errorf("timeline: %+v", exp.Timeline)
+	}
+}
+
+// Where GET validates the session, or the event log dies before the session, the replay cannot
+// lie and no group blames a tool.
+func TestBoundaryCollapses(t *testing.T) {
+	for _, name := range []string{"strict-get-fast", "short-retention-fast"} {
+		t.Run(name, func(t *testing.T) {
+			exp, err := runBuiltin(t, context.Background(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range exp.Groups {
+				if n := g.Counters["misattributed_errors"]; n != 0 {
+					t.Errorf("%s: %d misattributed errors", g.Name, n)
+				}
+				if n := g.Counters["stale_events_applied"]; n != 0 {
+					t.Errorf("%s: %d stale events applied", g.Name, n)
+				}
+				if name == "strict-get-fast" && g.Counters["replays_dead"] == 0 {
+					t.Errorf("%s: no replay answered dead under strict GET validation", g.Name)
+				}
+			}
+		})
+	}
+}
+
+// An interrupt: the run stops early, the partial export is returned and marked, the error is
+// ErrInterrupted, and no proxy is left listening.
+func TestInterruptReturnsPartialExport(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel) // an interrupt mid-run, not a synchronisation
+	exp, err := runBuiltin(t, ctx, "seed-incident-fast")
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("Run returned %v, want ErrInterrupted", err)
+	}
+	if !exp.Run.Interrupted {
+		t.Error("export not marked interrupted")
+	}
+	if exp.Overall.Counters["sessions_started"] == 0 {
+		t.Error("the partial export has no numbers")
+	}
+	if len(exp.Run.Proxies) != 2 {
+		t.Fatalf("proxies in export: %v", exp.Run.Proxies)
+	}
+	for g, addr := range exp.Run.Proxies {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("group %s: proxy %s still accepts connections after the run", g, addr)
+		}
+	}
+}

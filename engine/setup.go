@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/refserver"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// targetInfo is what setUp learnt about the target, for the export.
+type targetInfo struct {
+	label      string // "builtin", or the target's URL
+	estimated  bool   // deaths are estimated from a declared TTL, not known
+	prefix     string // the run's proxy name prefix on an external toxiproxy-server
+	toxiproxy  string // its API URL
+	generation clients.Generation
+	notes      []string
+}
+
+// setUp starts the target (or reaches it by URL), one proxy per group in front of it, and the
+// fleets. Whatever it created before failing, r.close removes.
+func (r *runner) setUp(ctx context.Context) error {
+	conn, truth, err := r.reachTarget()
+	if err != nil {
+		return err
+	}
+	if err := r.startInjector(ctx); err != nil {
+		return err
+	}
+	gen, err := r.negotiate(ctx, conn)
+	if err != nil {
+		return err
+	}
+	for _, g := range r.w.Groups {
+		if err := r.addGroup(ctx, g, conn, gen, truth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addGroup starts a group's proxy and builds its fleet and recorder.
+func (r *runner) addGroup(ctx context.Context, g workloads.Group, conn clients.Conn, gen clients.Negotiated, truth clients.Truth) error {
+	listen, err := r.inj.AddProxy(ctx, g.Name, clients.HostPort(conn.URL))
+	if err != nil {
+		return fmt.Errorf("group %s: starting its proxy: %w", g.Name, err)
+	}
+	r.proxies[g.Name] = listen
+	pol, err := clients.NewPolicy(g.Policy, clients.PolicyConfig{Retries: g.Retries})
+	if err != nil {
+		return configErr("group %s: %w", g.Name, err)
+	}
+	gc := conn
+	gc.Dial = listen
+	gc.MaxConns = g.Clients * (g.Concurrency + 1)
+	hc, err := clients.NewHTTPClient(gc)
+	if err != nil {
+		return configErr("target: %w", err)
+	}
+	ep := &clients.Endpoint{
+		URL:            conn.URL.String(),
+		HTTP:           hc,
+		Protocol:       g.Protocol,
+		Generation:     gen.Generation,
+		RequestTimeout: g.RequestTimeout,
+		MaxBody:        4 << 20,
+		MaxEvent:       1 << 20,
+		ClientName:     "mcpchaos-" + g.Name,
+	}
+	if gen.Generation == clients.Stateless {
+		ep.Protocol = gen.Protocol
+	}
+	rec := metrics.NewRecorder(g.Name, g.Policy, g.Clients)
+	fc := clients.GroupConfig{
+		Name:           g.Name,
+		Clients:        g.Clients,
+		Ramp:           g.Ramp,
+		Policy:         pol,
+		Probe:          g.Probe,
+		DeadStatuses:   g.DeadStatuses,
+		RetryBackoff:   g.RetryBackoff,
+		CallEvery:      g.CallEvery,
+		Tool:           g.Tool,
+		Concurrency:    g.Concurrency,
+		ReconnectDelay: 100 * time.Millisecond,
+		ReconnectMax:   time.Second,
+	}
+	r.recs = append(r.recs, rec)
+	r.fleets = append(r.fleets, clients.NewFleet(fc, ep, rec, truth, callsOn(r.w.Phases)))
+	return nil
+}
+
+// reachTarget starts the reference server, or prepares the connection to a target by URL:
+// headers expanded from the environment, certificates loaded. It returns the Truth about
+// session deaths: exact from the reference server, estimated from a declared TTL otherwise.
+func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
+	t := r.w.Target
+	if t.Builtin != nil {
+		inst, err := refserver.Start("127.0.0.1:0", ReferenceConfig(t.Builtin).WithDefaults())
+		if err != nil {
+			return clients.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
+		}
+		r.inst = inst
+		u, err := url.Parse(inst.URL)
+		if err != nil {
+			return clients.Conn{}, nil, err
+		}
+		r.tgt.label = "builtin"
+		return clients.Conn{URL: u}, clients.TruthFunc(inst.Server.DeathTime), nil
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return clients.Conn{}, nil, configErr("%s: target.url: %w", t.Where, err)
+	}
+	header, err := t.ExpandHeaders(os.LookupEnv)
+	if err != nil {
+		return clients.Conn{}, nil, &ConfigError{err}
+	}
+	conn := clients.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
+	if t.CAFile != "" {
+		if conn.RootCAs, err = clients.LoadCAFile(t.CAFile); err != nil {
+			return clients.Conn{}, nil, configErr("target.ca_file: %w", err)
+		}
+	}
+	r.tgt.label = redactURL(u)
+	r.tgt.estimated = true
+	if t.SessionTTL <= 0 {
+		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
+	}
+	return conn, clients.NewEstimated(t.SessionTTL), nil
+}
+
+// startInjector starts embedded Toxiproxy, or connects to the workload's toxiproxy-server and
+// checks every fault against it before anything runs.
+func (r *runner) startInjector(ctx context.Context) error {
+	if r.w.Toxiproxy == "" {
+		inj, err := faults.NewEmbedded()
+		if err != nil {
+			return fmt.Errorf("starting Toxiproxy: %w", err)
+		}
+		r.inj = inj
+		return nil
+	}
+	ext, err := faults.NewExternal(r.w.Toxiproxy, faults.NewRunPrefix(), "")
+	if err != nil {
+		return err
+	}
+	r.inj = ext
+	r.opts.abandon.add(ext)
+	r.tgt.prefix, r.tgt.toxiproxy = ext.Prefix(), r.w.Toxiproxy
+	for _, f := range r.w.Faults {
+		t := faults.Toxic{Name: f.Name, Type: f.Toxic, Stream: f.Stream, Attributes: f.Attributes}
+		if err := ext.Check(ctx, []faults.Toxic{t}); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return configErr("%s: %w", f.Where, err)
+		}
+	}
+	return nil
+}
+
+// negotiate learns which protocol generation the target speaks, on a connection of its own
+// (straight to the target, not through a proxy: no fault may decide it).
+func (r *runner) negotiate(ctx context.Context, conn clients.Conn) (clients.Negotiated, error) {
+	hc, err := clients.NewHTTPClient(conn)
+	if err != nil {
+		return clients.Negotiated{}, configErr("target: %w", err)
+	}
+	defer hc.CloseIdleConnections()
+	ep := &clients.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: r.w.Groups[0].Protocol,
+		RequestTimeout: r.w.Groups[0].RequestTimeout, MaxBody: 4 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos"}
+	n, err := ep.Negotiate(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		return n, fmt.Errorf("target %s: %w", r.tgt.label, err)
+	}
+	r.tgt.generation = n.Generation
+	if n.Generation == clients.Stateless {
+		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf(
+			"the target speaks only the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
+			n.Protocol, strings.Join(clients.SessionOnlyMetrics(), ", ")))
+	}
+	return n, nil
+}
+
+// describeTarget fills in what the export says about the target.
+func (r *runner) describeTarget(run *results.Run) {
+	run.Target = r.tgt.label
+	run.DetectionDelayEstimated = r.tgt.estimated
+	run.Generation = r.tgt.generation.String()
+	run.Notes = append(run.Notes, r.tgt.notes...)
+	if r.tgt.prefix != "" {
+		run.Notes = append(run.Notes, fmt.Sprintf("proxies were created on the toxiproxy-server %s under the prefix %s and removed at the end; if a run was killed, `mcpchaos faults clean --toxiproxy %s` removes what it left",
+			r.tgt.toxiproxy, r.tgt.prefix, r.tgt.toxiproxy))
+	}
+	for _, f := range r.fleets {
+		if na := f.NotObservable(); len(na) > 0 {
+			if run.NotObservable == nil {
+				run.NotObservable = map[string][]string{}
+			}
+			run.NotObservable[f.Name()] = na
+		}
+	}
+}
+
+// redactURL is a URL fit for output: no credentials, no query (which may carry a key).
+func redactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		c.RawQuery = "…"
+	}
+	return c.String()
+}
+
+// callsOn says, for a time since the start, whether the workload's phase then makes calls.
+func callsOn(phases []workloads.Phase) func(time.Duration) bool {
+	return func(el time.Duration) bool {
+		for _, p := range phases {
+			if el >= p.Start && el < p.End() {
+				return p.Calls
+			}
+		}
+		return false
+	}
+}
+
+// ReferenceConfig turns a workload's built-in target section into the reference server's
+// config.
+func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
+	return refserver.Config{
+		SessionTTL:          b.SessionTTL,
+		Retention:           b.Retention,
+		RetentionEvents:     b.RetentionEvents,
+		GetValidation:       refserver.GetValidation(b.GetValidation),
+		DeadStatus:          b.DeadStatus,
+		DeadBody:            b.DeadBody,
+		UnknownCursorStatus: b.UnknownCursorStatus,
+		NotifyInterval:      b.NotifyInterval,
+		Keepalive:           b.Keepalive,
+		Retry:               b.Retry,
+		PostResponse:        b.PostResponse,
+	}
+}
