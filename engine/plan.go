@@ -16,6 +16,9 @@ type Plan struct {
 	Shard      *results.Shard   // nil: the whole fleet
 	StartAt    time.Time        // zero: as soon as set up
 	Thresholds []gate.Threshold // the workload's, then the options'
+	// Labels say what the run tested (release, commit, environment): the export records them,
+	// compare shows them, the report puts them on its trend axis.
+	Labels map[string]string
 }
 
 // PlanOption changes a plan before NewPlan checks it, once.
@@ -53,6 +56,19 @@ func WithStartAt(t time.Time) PlanOption {
 // soon as they fail for good.
 func WithThresholds(ths ...gate.Threshold) PlanOption {
 	return func(d *planDraft) { d.plan.Thresholds = append(d.plan.Thresholds, ths...) }
+}
+
+// WithLabels labels the run (key=value pairs such as release=v1.4.2); later labels of the
+// same key win.
+func WithLabels(labels map[string]string) PlanOption {
+	return func(d *planDraft) {
+		if d.plan.Labels == nil {
+			d.plan.Labels = map[string]string{}
+		}
+		for k, v := range labels {
+			d.plan.Labels[k] = v
+		}
+	}
 }
 
 // NewPlan applies the options to w (which it does not change) and checks the result once.
@@ -94,6 +110,11 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 			s.StartAt = &at
 		}
 		w = shardWorkload(w, s)
+	}
+	for k := range p.Labels {
+		if k == "" {
+			return nil, configErr("a run label needs a key: write key=value, e.g. release=v1.4.2")
+		}
 	}
 	p.Workload = w
 	return &p, nil

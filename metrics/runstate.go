@@ -17,7 +17,8 @@ type RunState struct {
 
 // RunCollector exposes the run as a whole to Prometheus, beside the groups' Collector:
 //
-//	mcpchaos_run_info{run_id}                  1; the run's identity (run_id is also a label of every series)
+//	mcpchaos_run_info                          1: the run's identity is in its labels (run_id,
+//	                                           workload, shard: the endpoint adds them to every series)
 //	mcpchaos_run_label{label, value}           1 per run --label key=value
 //	mcpchaos_phase{phase}                      1 for the phase in force, 0 for the others
 //	mcpchaos_fault_active{fault}               1 while the fault is in force, else 0
@@ -35,9 +36,9 @@ type RunCollector struct {
 
 // NewRunCollector returns a collector of the run's state; phases and faults are the plan's
 // names, labels the run's labels, state reads the run's state at scrape time.
-func NewRunCollector(runID string, phases, faults []string, labels map[string]string, state func() RunState) *RunCollector {
+func NewRunCollector(phases, faults []string, labels map[string]string, state func() RunState) *RunCollector {
 	c := &RunCollector{phases: phases, faults: faults, labels: labels, state: state}
-	c.info = prometheus.NewDesc("mcpchaos_run_info", "The run: 1, labelled with its run id."+docRef, nil, prometheus.Labels{"run_id": runID})
+	c.info = prometheus.NewDesc("mcpchaos_run_info", "The run: 1, with the run's id and workload as labels."+docRef, nil, nil)
 	c.label = prometheus.NewDesc("mcpchaos_run_label", "A label of the run (run --label key=value): 1."+docRef, []string{"label", "value"}, nil)
 	c.phase = prometheus.NewDesc("mcpchaos_phase", "1 for the workload phase in force, 0 for the others."+docRef, []string{"phase"}, nil)
 	c.fault = prometheus.NewDesc("mcpchaos_fault_active", "1 while the fault is in force on some group's proxy, else 0."+docRef, []string{"fault"}, nil)

@@ -48,6 +48,8 @@ type Export struct {
 
 // Run is the run's metadata.
 type Run struct {
+	// ID names the run (8 hex digits): in the live metrics (run_id) and the progress view (v2).
+	ID                 string    `json:"id,omitempty"`
 	Tool               string    `json:"tool"`
 	ToolVersion        string    `json:"tool_version"`
 	Workload           string    `json:"workload"`
@@ -92,6 +94,9 @@ type Shard struct {
 	Count int `json:"count"`
 	// StartAt is the --start-at time the shards agreed on, when one was given.
 	StartAt *time.Time `json:"start_at,omitempty"`
+	// LateS is how many seconds after StartAt a late shard started (its pod was scheduled
+	// after the others had begun): it joined rather than failing the run (v2).
+	LateS float64 `json:"late_s,omitempty"`
 }
 
 func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }

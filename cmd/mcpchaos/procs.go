@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,7 +74,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	}
 	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
 		return sumStatus(names, shards)
-	})
+	}, func(time.Time) (string, []string) { return shardsRun(shards) })
 	var wg sync.WaitGroup
 	for _, s := range shards {
 		wg.Go(s.wait)
@@ -124,6 +125,9 @@ func shardFlags(ctx context.Context, self, arg string, w *workloads.Workload, fl
 	}
 	for _, t := range fl.abortOn {
 		extra = append(extra, "--threshold-abort", t)
+	}
+	for _, l := range fl.labels {
+		extra = append(extra, "--label", l)
 	}
 	return extra, stop, nil
 }
@@ -202,7 +206,26 @@ type shardProc struct {
 	cmd   *exec.Cmd
 	mu    sync.Mutex
 	last  []groupStatus
+	run   statusLine // the last status line's phase and faults
 	read  sync.WaitGroup
+}
+
+// shardsRun is the phase the shards report (the first that reports one) and every fault in
+// force in any of them.
+func shardsRun(shards []*shardProc) (phase string, fs []string) {
+	for _, s := range shards {
+		s.mu.Lock()
+		if phase == "" {
+			phase = s.run.Phase
+		}
+		for _, f := range s.run.Faults {
+			if !slices.Contains(fs, f) {
+				fs = append(fs, f)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return phase, fs
 }
 
 func startShard(self string, args []string, index int, file string, stderr io.Writer) (*shardProc, error) {
@@ -225,6 +248,7 @@ func startShard(self string, args []string, index int, file string, stderr io.Wr
 					gs := st.Groups
 					s.mu.Lock()
 					s.last = gs
+					s.run = statusLine{Phase: st.Phase, Faults: st.Faults}
 					s.mu.Unlock()
 				}
 				continue

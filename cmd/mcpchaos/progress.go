@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,6 +120,30 @@ func clockLine(start time.Time, planned time.Duration, round time.Duration) stri
 	return fmt.Sprintf("%s / %s", el.Truncate(round), planned)
 }
 
+// runSource reports the phase in force at now and the faults in force ("" and none when not
+// known).
+type runSource func(now time.Time) (phase string, faults []string)
+
+// runLine is the progress view's line of the run as a whole: the phase and the faults in force.
+func runLine(run runSource, now time.Time) string {
+	if run == nil {
+		return ""
+	}
+	phase, fs := run(now)
+	if phase == "" {
+		phase = "-"
+	}
+	f := "none"
+	if len(fs) > 0 {
+		f = strings.Join(fs, ", ")
+	}
+	s := "phase " + phase + "  faults in force: " + f
+	if utf8.RuneCountInString(s) > rowWidth {
+		s = string([]rune(s)[:rowWidth-1]) + "…"
+	}
+	return s
+}
+
 // statusSource reports every group's status now. It is called from a ticker, never from the
 // workers: they only bump atomics, which it reads, and it walks the fleets.
 type statusSource func() []groupStatus
@@ -127,14 +152,18 @@ type statusSource func() []groupStatus
 // draws mpb rows; elsewhere (CI logs) it prints a plain line about every 10 s, because mpb
 // renders nothing useful off a terminal; "json" writes one status line a second for a parent
 // process to read.
-func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource) (stop func()) {
+func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) (stop func()) {
 	switch mode {
 	case "off":
 		return func() {}
 	case "json":
 		return ticking(time.Second, func() {
 			now := time.Now()
-			b, _ := json.Marshal(statusLine{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()})
+			st := statusLine{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()}
+			if run != nil {
+				st.Phase, st.Faults = run(now)
+			}
+			b, _ := json.Marshal(st)
 			fmt.Fprintf(out, "%s%s\n", statusPrefix, b)
 		})
 	}
@@ -146,11 +175,14 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 		fmt.Fprintln(out, "progress: --progress bars needs a terminal and stderr is not one; printing a status line every 10s instead")
 	}
 	if tty && (mode == "bars" || mode == "auto") {
-		return barProgress(out, start, planned, src)
+		return barProgress(out, start, planned, src, run)
 	}
 	fmt.Fprintln(out, progressLegend)
 	return ticking(10*time.Second, func() {
 		fmt.Fprintf(out, "[%s]\n", clockLine(start, planned, time.Second))
+		if l := runLine(run, time.Now()); l != "" {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
 		for _, l := range lines(src()) {
 			fmt.Fprintf(out, "  %s\n", l)
 		}
@@ -165,14 +197,17 @@ const statusPrefix = "mcpchaos-status "
 //	mcpchaos-status {"time":"2026-12-02T17:45:10.5Z","elapsed_s":1.5,"groups":[{"name":"naive","live":25,...}]}
 //
 // time is when it was written (UTC), elapsed_s the seconds since the run's start (negative
-// while waiting for --start-at), groups each group's row (groupStatus). README, "Live progress".
+// while waiting for --start-at), phase and faults what is in force, groups each group's row
+// (groupStatus). README, "Live progress".
 type statusLine struct {
 	Time     time.Time     `json:"time"`
 	ElapsedS float64       `json:"elapsed_s"`
+	Phase    string        `json:"phase,omitempty"`  // the workload phase in force
+	Faults   []string      `json:"faults,omitempty"` // the faults in force
 	Groups   []groupStatus `json:"groups"`
 }
 
-func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource) func() {
+func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) func() {
 	var latest atomic.Pointer[[]groupStatus]
 	first := src()
 	latest.Store(&first)
@@ -184,6 +219,9 @@ func barProgress(out io.Writer, start time.Time, planned time.Duration, src stat
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
 			return clockLine(start, planned, 100*time.Millisecond)
 		})))
+	if run != nil {
+		p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return runLine(run, time.Now()) })))
+	}
 	for i := range first {
 		p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
 			if ls := lines(*latest.Load()); i < len(ls) {
