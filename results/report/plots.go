@@ -243,6 +243,12 @@ func trendPlot(runs []Run, metric string) (string, error) {
 		yLabel = "ratio"
 	}
 	c := &chart{Title: metric + " across runs", XLabel: "run", YLabel: yLabel, Width: 640, Height: 300, XTicks: trendTicks(runs)}
+	for _, r := range runs {
+		if len(r.Export.Run.Labels) > 0 {
+			c.XTickSlant, c.Height = true, 300+slantRoom
+			break
+		}
+	}
 	var names []string
 	seen := map[string]int{}
 	for _, r := range runs {

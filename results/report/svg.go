@@ -22,6 +22,9 @@ type chart struct {
 	XMin, XMax            float64
 	YMin, YMax            float64
 	XTicks                []tick // nil: chosen from the range
+	// XTickSlant sets the x tick labels at a slant, for long labels (a run's labels), with
+	// room below the plot for them.
+	XTickSlant bool
 	Bands                 []band
 	Series                []series
 }
@@ -55,8 +58,15 @@ const (
 )
 
 func (c *chart) plotArea() (x0, y0, x1, y1 float64) {
-	return marginLeft, marginTop, c.Width - legendWidth, c.Height - marginBottom
+	bottom := marginBottom
+	if c.XTickSlant {
+		bottom += slantRoom
+	}
+	return marginLeft, marginTop, c.Width - legendWidth, c.Height - bottom
 }
+
+// slantRoom is the extra room below the plot for slanted tick labels.
+const slantRoom = 70.0
 
 func (c *chart) xPos(v float64) float64 {
 	x0, _, x1, _ := c.plotArea()
@@ -160,6 +170,10 @@ func (c *chart) axes(b *strings.Builder) {
 		}
 		x := c.xPos(t.V)
 		fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#e3e3e3"/>`, f1(x), f1(y0), f1(x), f1(y1))
+		if c.XTickSlant {
+			fmt.Fprintf(b, `<text transform="translate(%s %s) rotate(-40)" text-anchor="end" font-size="10">%s</text>`, f1(x+3), f1(y1+12), html.EscapeString(t.Label))
+			continue
+		}
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`, f1(x), f1(y1+14), html.EscapeString(t.Label))
 	}
 	fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s" fill="none" stroke="#444"/>`, f1(x0), f1(y0), f1(x1-x0), f1(y1-y0))
