@@ -1,17 +1,22 @@
 // Package inspect learns the regime of a real MCP server before any load: does its GET validate
 // the session, does a dead session's cursor still replay (the seed's trap), which status does a
 // dead session get, which requests are valid liveness probes, does an open stream keep a session
-// alive, does an idle stream get keepalives. It opens a few sessions, kills them (DELETE, and
-// with a declared TTL by waiting it out), and looks at the answers as they are.
+// alive, does an idle stream get keepalives. It opens a few sessions, takes cursors by every
+// means the server offers (cursor.go), kills the sessions (DELETE, and with a declared TTL by
+// waiting it out: deaths.go), tries replays through the dead id and a live session (replay.go),
+// watches an idle stream (keepalive.go), and judges (judge, below).
 //
 // It is built on clients.Session and sends only a handful of requests, to one server, one at a
-// time (the keepalive watch aside). It judges what it sees (Verdict) but never retries to make
-// a server look better, and it never panics on what a server answers: an answer it cannot read
-// is recorded as such.
+// time (the keepalive watch aside); the only tools it calls are up to three picked by tools.go,
+// never one named like a destructive one. It judges what it sees but never retries to make a
+// server look better; it says "unknown" (nil), never "no", when it could not tell; it reads
+// every answer within bounds and never panics on one: an answer that breaks the protocol is
+// recorded as a violation (reply.go), and nothing else is made of it.
 package inspect
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -33,8 +38,11 @@ type Fingerprint struct {
 	DeadStatus DeadStatus `json:"dead_status"`
 	// ReplayAfterDeath: does a GET with the dead session's own id and cursor answer 200?
 	ReplayAfterDeath *bool `json:"replay_after_death"`
-	// ReplayedEvents counts the events that replay delivered.
+	// ReplayedEvents counts the dead session's events that replay delivered.
 	ReplayedEvents *int `json:"replayed_events,omitempty"`
+	// CursorVia says how inspect got the cursors it replayed: the priming event of a ping
+	// reply, a tool call sent with a progress token, the GET stream, ... ("" when none came).
+	CursorVia string `json:"cursor_via,omitempty"`
 	// CrossSessionReplay: does a live session's GET with a dead session's cursor replay the dead
 	// session's events?
 	CrossSessionReplay *bool `json:"cross_session_replay"`
@@ -49,18 +57,32 @@ type Fingerprint struct {
 	// StreamKeepaliveMS is the interval of comments or events on an idle GET stream, or null
 	// when none came while watching: exposure to load-balancer idle timeouts.
 	StreamKeepaliveMS *int64 `json:"stream_keepalive_ms"`
-	// KeepaliveWatchedMS is how long the idle stream was watched.
+	// KeepaliveKind is what kept the idle stream alive: "comment", "ping" (a server ping
+	// request) or "notification".
+	KeepaliveKind string `json:"keepalive_kind,omitempty"`
+	// KeepaliveWatchedMS is how long the idle stream was to be watched (0: no GET stream).
 	KeepaliveWatchedMS int64 `json:"keepalive_watched_ms"`
+	// StreamClosedMS is when the server ended the watched idle stream, if it did before the
+	// watch ended: the keepalive is then unknown past that time, not absent.
+	StreamClosedMS *int64 `json:"stream_closed_ms,omitempty"`
+	// ServerRequests counts the requests the server sent inspect, by method; each was
+	// answered (ping and roots/list served, the rest refused with an error).
+	ServerRequests map[string]int `json:"server_requests,omitempty"`
 	// MissingSessionStatus is what a request without Mcp-Session-Id got.
 	MissingSessionStatus *int `json:"missing_session_status"`
+	missingSessionServed bool
 	// DuplicateGetStatus is what a second GET stream of one session got while the first was
 	// open.
 	DuplicateGetStatus *int `json:"duplicate_get_status"`
 	// AfterTTL is what a session killed by its TTL got (with a declared TTL): the seed's own
 	// kind of death, which a server may answer differently from a DELETE.
-	AfterTTL *Death   `json:"after_ttl,omitempty"`
-	Verdict  Verdict  `json:"verdict"`
-	Notes    []string `json:"notes,omitempty"`
+	AfterTTL *Death `json:"after_ttl,omitempty"`
+	// ProtocolViolations are the answers that were not what the protocol allows (HTML or
+	// garbage where JSON-RPC or SSE was due, a result that is not an object, a response with
+	// neither result nor error, an oversized body): the facts they touched are unknown.
+	ProtocolViolations []string `json:"protocol_violations,omitempty"`
+	Verdict            Verdict  `json:"verdict"`
+	Notes              []string `json:"notes,omitempty"`
 }
 
 // DeadStatus is the status a dead session's requests got; KilledBy says how it died ("delete",
@@ -137,10 +159,10 @@ func (fp *Fingerprint) judge() {
 	if isFalse(fp.OpenStreamHoldsSession) {
 		add("stream_does_not_hold_session", "an open GET stream does not keep an idle session alive: clients that only listen lose their sessions after the TTL")
 	}
-	if fp.StreamKeepaliveMS == nil && fp.SessionIDs {
+	if fp.StreamKeepaliveMS == nil && fp.SessionIDs && fp.KeepaliveWatchedMS > 0 && fp.StreamClosedMS == nil {
 		add("no_keepalive", "an idle GET stream got nothing for %s: a load balancer's idle timeout will cut it (a drop) unless traffic flows", fmtMS(fp.KeepaliveWatchedMS))
 	}
-	if fp.MissingSessionStatus != nil && *fp.MissingSessionStatus/100 == 2 && fp.SessionIDs {
+	if fp.missingSessionServed && fp.SessionIDs {
 		add("missing_session_served", "a request without Mcp-Session-Id is served (%d) instead of refused with 400", *fp.MissingSessionStatus)
 	}
 	dead := map[int]bool{}
@@ -172,8 +194,15 @@ func (fp *Fingerprint) judge() {
 			break
 		}
 	}
-	if v.Probe == "" && fp.SessionIDs && len(fp.ProbeMethods) > 0 {
+	if v.Probe == "" && fp.SessionIDs && len(fp.ProbeMethods) > 0 && !slices.ContainsFunc(slices.Collect(maps.Values(fp.ProbeMethods)), func(pm ProbeMethod) bool { return pm.Valid == nil }) {
 		add("no_valid_probe", "neither ping nor tools/list is refused on a dead session: no probe can tell a live session from a dead one")
+	}
+	if n := len(fp.ProtocolViolations); n > 0 {
+		count := fmt.Sprint(n)
+		if n >= maxViolations {
+			count += " or more"
+		}
+		add("protocol_violation", "the server answered %s request(s) with what the protocol does not allow (first: %s): the facts those answers touched are unknown", count, fp.ProtocolViolations[0])
 	}
 	fp.Verdict = v
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type facts struct {
 	Post, Get, GetCursor, Missing, DupGet string // a status or "-"
 	Holds                                 string
 	Keepalive                             bool
+	Via                                   string // how the cursor came
 	Probe                                 string
 	Dead                                  []int
 	Hazards                               []string
@@ -44,7 +46,7 @@ func factsOf(fp *Fingerprint) facts {
 		Post: intText(fp.DeadStatus.Post), Get: intText(fp.DeadStatus.Get), GetCursor: intText(fp.DeadStatus.GetWithCursor),
 		Missing: intText(fp.MissingSessionStatus), DupGet: intText(fp.DuplicateGetStatus),
 		Holds: boolText(fp.OpenStreamHoldsSession), Keepalive: fp.StreamKeepaliveMS != nil,
-		Probe: fp.Verdict.Probe, Dead: fp.Verdict.DeadStatuses,
+		Via: fp.CursorVia, Probe: fp.Verdict.Probe, Dead: fp.Verdict.DeadStatuses,
 	}
 	for _, h := range fp.Verdict.Hazards {
 		f.Hazards = append(f.Hazards, h.Name)
@@ -69,21 +71,35 @@ func TestFingerprints(t *testing.T) {
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "yes", Cross: "no", Silent: "no",
 			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
-			Holds: "no", Keepalive: true, Probe: "ping", Dead: []int{404},
+			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{404},
+			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
+		{"reference server, the seed's regime, unknown cursors answered 200 with nothing: cross-session unknown", func(t *testing.T) *url.URL {
+			return referenceServer(t, refserver.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 100 * time.Millisecond, UnknownCursorStatus: -1})
+		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
+			GetValidates: "yes", Replay: "yes", Cross: "unknown", Silent: "no",
+			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
+			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{404},
+			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
+		{"reference server, the seed's regime, JSON replies: the cursor comes from the GET stream", func(t *testing.T) *url.URL {
+			return referenceServer(t, refserver.Config{SessionTTL: ttl, Retention: time.Minute, NotifyInterval: 50 * time.Millisecond, PostResponse: refserver.PostJSON})
+		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
+			GetValidates: "yes", Replay: "yes", Cross: "no", Silent: "no",
+			Post: "404", Get: "404", GetCursor: "200", Missing: "400", DupGet: "409",
+			Holds: "no", Keepalive: true, Via: "the GET stream", Probe: "ping", Dead: []int{404},
 			Hazards: []string{"replay_lies", "stream_does_not_hold_session"}}},
 		{"reference server, strict GET, dead status 400, keepalives", func(t *testing.T) *url.URL {
 			return referenceServer(t, refserver.Config{SessionTTL: ttl, GetValidation: refserver.Strict, DeadStatus: 400, Keepalive: 100 * time.Millisecond})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "no", Cross: "no", Silent: "no",
 			Post: "400", Get: "400", GetCursor: "400", Missing: "400", DupGet: "409",
-			Holds: "no", Keepalive: true, Probe: "ping", Dead: []int{400},
+			Holds: "no", Keepalive: true, Via: "a ping reply", Probe: "ping", Dead: []int{400},
 			Hazards: []string{"stream_does_not_hold_session", "nonstandard_dead_status"}}},
 		{"Go SDK, stateful, SessionTimeout, event store", func(t *testing.T) *url.URL {
 			return sdkServer(t, &mcp.StreamableHTTPOptions{SessionTimeout: ttl, EventStore: mcp.NewMemoryEventStore(nil)})
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "yes", Replay: "no", Cross: "no", Silent: "no",
 			Post: "404", Get: "404", GetCursor: "404", Missing: "200", DupGet: "409",
-			Holds: "no", Probe: "ping", Dead: []int{404},
+			Holds: "no", Via: "a ping reply", Probe: "ping", Dead: []int{404},
 			Hazards: []string{"stream_does_not_hold_session", "no_keepalive", "missing_session_served"}}},
 		{"Go SDK, stateful, no event store", func(t *testing.T) *url.URL {
 			return sdkServer(t, &mcp.StreamableHTTPOptions{SessionTimeout: ttl})
@@ -176,11 +192,16 @@ func TestInspectFailures(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close()
 	notMCP := serve(t, nil, "/mcp") // the default mux: 404 for everything
+	htmlPage := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>Sign in</body></html>")
+	}), "/mcp")
 	for _, tc := range []struct {
 		name, url, want string
 	}{
 		{"nothing listening", "http://" + closed + "/mcp", "connection refused"},
 		{"not an MCP server", notMCP.String(), "initialize: HTTP 404"},
+		{"a web page", htmlPage.String(), "text/html"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, _ := url.Parse(tc.url)

@@ -2,7 +2,8 @@ package inspect
 
 import (
 	"context"
-	"io"
+	"fmt"
+	"mime"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -13,13 +14,23 @@ import (
 // rawStream is a GET stream as the server answered it, read in one of a few ways.
 type rawStream struct {
 	status int
-	resp   *http.Response
-	cancel context.CancelFunc
-	ended  atomic.Bool // the body ended (held streams)
+	// garbage says why a 200 is not an SSE stream ("" when it is one, or when not 200).
+	garbage string
+	resp    *http.Response
+	cancel  context.CancelFunc
+	ended   atomic.Bool // the body ended (held streams)
+	// answer, when set, answers the server requests that come on the stream (a fresh stream's;
+	// a replay's are history, sent before).
+	answer func(data []byte)
+}
+
+// stream says whether the GET was answered with an SSE stream.
+func (rs *rawStream) stream() bool {
+	return rs != nil && rs.status == http.StatusOK && rs.garbage == ""
 }
 
 // openStream sends a GET as s (with cursor, if any) and returns once headers are in; nil when
-// it failed in transport (noted).
+// it failed in transport (noted). A 200 that is not an SSE stream is noted as a violation.
 func (in *inspector) openStream(ctx context.Context, s *clients.Session, cursor string) *rawStream {
 	rctx, cancel := context.WithCancel(ctx)
 	headers := time.AfterFunc(in.o.Timeout, cancel)
@@ -33,7 +44,17 @@ func (in *inspector) openStream(ctx context.Context, s *clients.Session, cursor 
 		return nil
 	}
 	rs := &rawStream{status: resp.StatusCode, resp: resp, cancel: cancel}
-	if resp.StatusCode != http.StatusOK {
+	if cursor == "" {
+		rs.answer = func(data []byte) { in.serverMessage(ctx, s, data) }
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if ce := resp.Header.Get("Content-Encoding"); rs.status == http.StatusOK && (ct != "text/event-stream" || ce != "" && ce != "identity") {
+		body := time.AfterFunc(in.o.Timeout, cancel)
+		rs.garbage = fmt.Sprintf("a 200 GET of content type %q%s: %q", ct, encoding(resp), snippet(resp.Body))
+		body.Stop()
+		in.violation("GET: %s", rs.garbage)
+	}
+	if !rs.stream() {
 		rs.close()
 	}
 	return rs
@@ -47,39 +68,54 @@ func (rs *rawStream) close() {
 	rs.resp.Body.Close()
 }
 
-// hold reads the stream in the background until it ends, so that the server can write to it
-// and open can tell whether it still stands.
+// hold reads the stream in the background until it ends (answering server requests), so that
+// the server can write to it and open can tell whether it still stands.
 func (rs *rawStream) hold() {
 	go func() {
-		_, _ = io.Copy(io.Discard, rs.resp.Body)
-		rs.ended.Store(true)
+		defer rs.ended.Store(true)
+		for ev, err := range clients.ReadEvents(rs.resp.Body, maxEvent) {
+			if err != nil {
+				return
+			}
+			if ev.Data != "" && rs.answer != nil {
+				rs.answer([]byte(ev.Data))
+			}
+		}
 	}()
 }
 
 // open reports whether a held stream still stands.
 func (rs *rawStream) open() bool { return rs != nil && !rs.ended.Load() }
 
-// events yields the stream's events to keep until it ends or wait passes; the stream is
-// closed afterwards.
-func (rs *rawStream) events(maxEvent int, wait time.Duration, keep func(clients.Event) bool) {
+// events yields the stream's events to keep until it ends, keep says stop, or wait passes;
+// the stream is closed afterwards.
+func (rs *rawStream) events(wait time.Duration, keep func(clients.Event) bool) {
 	done := make(chan struct{})
 	timer := time.AfterFunc(wait, func() { rs.close() })
 	defer timer.Stop()
 	go func() {
 		defer close(done)
+		n := 0
 		for ev, err := range clients.ReadEvents(rs.resp.Body, maxEvent) {
-			if err != nil || !keep(ev) {
+			if n++; err != nil || n > maxReplyEvents {
+				return
+			}
+			if ev.Data != "" && rs.answer != nil {
+				rs.answer([]byte(ev.Data))
+			}
+			if !keep(ev) {
 				return
 			}
 		}
 	}()
 	<-done
+	rs.close()
 }
 
 // ids returns up to n distinct event ids (priming events included) that arrive within wait.
-func (rs *rawStream) ids(maxEvent, n int, wait time.Duration) []string {
+func (rs *rawStream) ids(n int, wait time.Duration) []string {
 	var ids []string
-	rs.events(maxEvent, wait, func(ev clients.Event) bool {
+	rs.events(wait, func(ev clients.Event) bool {
 		if ev.Cursor != "" && (len(ids) == 0 || ids[len(ids)-1] != ev.Cursor) {
 			ids = append(ids, ev.Cursor)
 		}
@@ -88,70 +124,15 @@ func (rs *rawStream) ids(maxEvent, n int, wait time.Duration) []string {
 	return ids
 }
 
-// dataIDs returns the ids of the events with data that arrive within wait.
-func (rs *rawStream) dataIDs(maxEvent int, wait time.Duration) []string {
+// dataIDs returns the ids of the events with data that arrive within wait, stopping early
+// once enough says so.
+func (rs *rawStream) dataIDs(wait time.Duration, enough func([]string) bool) []string {
 	var ids []string
-	rs.events(maxEvent, wait, func(ev clients.Event) bool {
+	rs.events(wait, func(ev clients.Event) bool {
 		if ev.Data != "" {
 			ids = append(ids, ev.Cursor)
 		}
-		return true
+		return !enough(ids)
 	})
 	return ids
-}
-
-// keepalive watches an idle stream for idle and returns the interval of what arrived on it
-// after the stream opened (comments or events): the gap between the first two arrivals, or
-// from the opening to the only one. ok is false when nothing arrived.
-func (rs *rawStream) keepalive(idle time.Duration) (time.Duration, bool) {
-	opened := time.Now()
-	arrivals := make(chan time.Time, 64)
-	go func() {
-		defer close(arrivals)
-		buf := make([]byte, 4<<10)
-		for {
-			n, err := rs.resp.Body.Read(buf)
-			if n > 0 {
-				select {
-				case arrivals <- time.Now():
-				default:
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	timer := time.NewTimer(idle)
-	defer timer.Stop()
-	var seen []time.Time
-	for {
-		select {
-		case t, ok := <-arrivals:
-			if !ok {
-				return gap(opened, seen)
-			}
-			if t.Sub(opened) < 50*time.Millisecond {
-				continue // the priming event and headers' flush
-			}
-			seen = append(seen, t)
-			if len(seen) == 2 {
-				rs.close()
-				return gap(opened, seen)
-			}
-		case <-timer.C:
-			rs.close()
-			return gap(opened, seen)
-		}
-	}
-}
-
-func gap(opened time.Time, seen []time.Time) (time.Duration, bool) {
-	switch len(seen) {
-	case 0:
-		return 0, false
-	case 1:
-		return seen[0].Sub(opened), true
-	}
-	return seen[1].Sub(seen[0]), true
 }

@@ -23,6 +23,11 @@ func WriteTable(w io.Writer, fp *Fingerprint) error {
 		}
 		row("dead session ("+killed+"): post / get / get+cursor / delete", strings.Join([]string{
 			intText(fp.DeadStatus.Post), intText(fp.DeadStatus.Get), intText(fp.DeadStatus.GetWithCursor), intText(fp.DeadStatus.Delete)}, " / "))
+		cursor := fp.CursorVia
+		if cursor == "" {
+			cursor = "none came"
+		}
+		row("cursor from", cursor)
 		row("replay after death", boolText(fp.ReplayAfterDeath))
 		row("cross-session replay", boolText(fp.CrossSessionReplay))
 		row("silent substitution", boolText(fp.SilentSubstitution))
@@ -42,13 +47,10 @@ func WriteTable(w io.Writer, fp *Fingerprint) error {
 			}
 		}
 		row("open stream holds the session", boolText(fp.OpenStreamHoldsSession))
-		ka := "none in " + fmtMS(fp.KeepaliveWatchedMS)
-		if fp.StreamKeepaliveMS != nil {
-			ka = fmtMS(*fp.StreamKeepaliveMS)
-		} else if fp.KeepaliveWatchedMS == 0 {
-			ka = "unknown (no GET stream)"
+		row("stream keepalive", keepaliveText(fp))
+		if len(fp.ServerRequests) > 0 {
+			row("server requests (answered)", fmt.Sprint(fp.ServerRequests))
 		}
-		row("stream keepalive", ka)
 		row("request without a session id", intText(fp.MissingSessionStatus))
 		row("second GET stream of a session", intText(fp.DuplicateGetStatus))
 	}
@@ -96,4 +98,16 @@ func intText(p *int) string {
 		return "-"
 	}
 	return fmt.Sprint(*p)
+}
+
+func keepaliveText(fp *Fingerprint) string {
+	switch {
+	case fp.StreamKeepaliveMS != nil:
+		return fmtMS(*fp.StreamKeepaliveMS) + " (" + fp.KeepaliveKind + ")"
+	case fp.KeepaliveWatchedMS == 0:
+		return "unknown (no GET stream)"
+	case fp.StreamClosedMS != nil:
+		return "unknown: the server closed the stream at " + fmtMS(*fp.StreamClosedMS) + ", nothing before"
+	}
+	return "none in " + fmtMS(fp.KeepaliveWatchedMS)
 }

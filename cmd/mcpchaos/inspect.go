@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,6 +24,7 @@ func newInspectCmd() *cobra.Command {
 		insecure bool
 		http2    bool
 		quiet    bool
+		toolArgs string
 	)
 	cmd := &cobra.Command{
 		Use:   "inspect URL",
@@ -33,39 +35,30 @@ session gets: does GET validate the session, does a dead session's cursor still 
 seed's trap), which statuses mean "dead", are ping and tools/list valid liveness probes, does an
 open stream keep an idle session alive, do idle streams get keepalives.
 
-It prints a table, and with --json FILE writes the fingerprint as JSON. The verdict names the
-hazards and the probe and dead_statuses to put in a workload. Exit status 0 when it could
-inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
+To get a cursor it uses every means a server offers: the priming event of a streamed reply,
+logging/setLevel, and tool calls sent with a progress token (up to three tools from tools/list,
+the likeliest to stream first, never one named like delete/remove/drop..., with minimal valid
+arguments from the tool's inputSchema; --tool and --tool-args choose one), then the GET stream.
+It answers the server's requests (ping, roots/list with no roots; sampling and elicitation
+with an error).
+
+It prints a table, and with --json FILE writes the fingerprint as JSON. "unknown" means inspect
+could not tell, never "no". The verdict names the hazards and the probe and dead_statuses to
+put in a workload. Exit status 0 when it could inspect the server, whatever it found; 1 when it
+could not; 2 for bad flags.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if msg := workloads.CheckURL(a[0]); msg != "" {
 				return usagef("URL %s", msg)
 			}
 			u, _ := url.Parse(a[0])
-			o.Conn = clients.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
-			if caFile != "" {
-				if insecure {
-					return usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
-				}
-				pool, err := clients.LoadCAFile(caFile)
-				if err != nil {
-					return usagef("--ca-file: %v", err)
-				}
-				o.Conn.RootCAs = pool
+			var err error
+			if o.Conn, err = inspectConn(u, caFile, insecure, http2, headers); err != nil {
+				return err
 			}
-			t := workloads.Target{URL: a[0]}
-			for _, h := range headers {
-				hd, err := workloads.ParseHeader(h)
-				if err != nil {
-					return usagef("--header: %v", err)
-				}
-				t.Headers = append(t.Headers, hd)
+			if o.ToolArgs, err = parseToolArgs(o.Tool, toolArgs); err != nil {
+				return err
 			}
-			hdr, err := t.ExpandHeaders(os.LookupEnv)
-			if err != nil {
-				return &usageError{err}
-			}
-			o.Conn.Header = hdr
 			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
 				return usagef("--ttl, --idle and --timeout must not be negative")
 			}
@@ -102,6 +95,8 @@ inspect the server, whatever it found; 1 when it could not; 2 for bad flags.`,
 	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")
 	f.StringVar(&o.Protocol, "protocol", clients.Protocol20251125, "the session-family protocol version to offer")
+	f.StringVar(&o.Tool, "tool", "", "the tool to call (with a progress token) for event ids; default: up to three picked from tools/list")
+	f.StringVar(&toolArgs, "tool-args", "", "the --tool's arguments as a JSON object; default: a minimal valid instance of its inputSchema")
 	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)
 	f.StringVar(&caFile, "ca-file", "", "PEM certificates to trust for https")
 	f.BoolVar(&insecure, "insecure-skip-verify", false, "accept any certificate (never in production)")
@@ -116,4 +111,49 @@ func fp0(u *url.URL) string {
 	c.User = nil
 	c.RawQuery = ""
 	return c.String()
+}
+
+// parseToolArgs reads --tool-args: a JSON object, for the tool --tool names.
+func parseToolArgs(tool, text string) (map[string]any, error) {
+	if text == "" {
+		return nil, nil
+	}
+	if tool == "" {
+		return nil, usagef("--tool-args needs --tool NAME")
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil || m == nil {
+		return nil, usagef("--tool-args must be a JSON object, such as '{\"text\":\"hi\"}'")
+	}
+	return m, nil
+}
+
+// inspectConn says how to reach the server: TLS trust and the headers (expanded from the
+// environment).
+func inspectConn(u *url.URL, caFile string, insecure, http2 bool, headers []string) (clients.Conn, error) {
+	c := clients.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
+	if caFile != "" {
+		if insecure {
+			return c, usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
+		}
+		pool, err := clients.LoadCAFile(caFile)
+		if err != nil {
+			return c, usagef("--ca-file: %v", err)
+		}
+		c.RootCAs = pool
+	}
+	t := workloads.Target{URL: u.String()}
+	for _, h := range headers {
+		hd, err := workloads.ParseHeader(h)
+		if err != nil {
+			return c, usagef("--header: %v", err)
+		}
+		t.Headers = append(t.Headers, hd)
+	}
+	hdr, err := t.ExpandHeaders(os.LookupEnv)
+	if err != nil {
+		return c, &usageError{err}
+	}
+	c.Header = hdr
+	return c, nil
 }

@@ -1,0 +1,181 @@
+package inspect
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/mcpwire"
+)
+
+// What counts as a keepalive on an idle stream: traffic that recurs by itself. An SSE comment
+// (": keepalive"), a server ping request (mcp-go's heartbeat) or a notification qualifies; any
+// other server request (roots/list, sampling, elicitation) is answered and counted apart,
+// never taken for a keepalive, and a priming event only opens the stream.
+const (
+	keepaliveComment      = "comment"
+	keepalivePing         = "ping"
+	keepaliveNotification = "notification"
+)
+
+// openingFlush is how soon after the headers an arrival still counts as part of the opening.
+const openingFlush = 50 * time.Millisecond
+
+type arrival struct {
+	at   time.Time
+	kind string
+}
+
+// watchKeepalive holds a GET stream of a session of its own, idle, and times what arrives. With
+// a declared TTL it pings the session on POST meanwhile, so that what is watched is the
+// stream, not the TTL. A stream the server ends is reported closed at that time.
+func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
+	rs := in.openStream(ctx, s, "")
+	if !rs.stream() {
+		return
+	}
+	defer rs.close()
+	in.mu.Lock()
+	in.fp.KeepaliveWatchedMS = in.o.Idle.Milliseconds()
+	in.mu.Unlock()
+	opened := time.Now()
+	arrivals := make(chan arrival, 64)
+	go in.readIdle(ctx, s, rs.resp.Body, arrivals)
+	stopPings := in.keepSessionAlive(ctx, s)
+	defer stopPings()
+	timer := time.NewTimer(in.o.Idle)
+	defer timer.Stop()
+	var seen []arrival
+	for len(seen) < 2 {
+		select {
+		case a, ok := <-arrivals:
+			if !ok {
+				in.keepaliveSeen(opened, seen, ptr(time.Since(opened).Milliseconds()))
+				return
+			}
+			if a.at.Sub(opened) < openingFlush {
+				continue // written with the headers (the Go SDK's ": ok"): it opens the stream
+			}
+			seen = append(seen, a)
+		case <-timer.C:
+			in.keepaliveSeen(opened, seen, nil)
+			return
+		}
+	}
+	in.keepaliveSeen(opened, seen, nil)
+}
+
+// keepaliveSeen records the interval of what arrived: the gap between the first two arrivals,
+// or from the opening to the only one; closedMS when the server ended the stream.
+func (in *inspector) keepaliveSeen(opened time.Time, seen []arrival, closedMS *int64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	fp := in.fp
+	fp.StreamClosedMS = closedMS
+	switch len(seen) {
+	case 0:
+		return
+	case 1:
+		fp.StreamKeepaliveMS = ptr(seen[0].at.Sub(opened).Milliseconds())
+	default:
+		fp.StreamKeepaliveMS = ptr(seen[1].at.Sub(seen[0].at).Milliseconds())
+	}
+	fp.KeepaliveKind = seen[0].kind
+}
+
+// readIdle reads an idle stream until it ends, sending what counts as a keepalive and
+// answering server requests; it closes arrivals when the stream ends.
+func (in *inspector) readIdle(ctx context.Context, s *clients.Session, body io.Reader, arrivals chan<- arrival) {
+	defer close(arrivals)
+	send := func(kind string) {
+		select {
+		case arrivals <- arrival{time.Now(), kind}:
+		default:
+		}
+	}
+	sniff := &commentSniffer{r: body, comment: func() { send(keepaliveComment) }}
+	for ev, err := range clients.ReadEvents(sniff, maxEvent) {
+		if err != nil {
+			return
+		}
+		if ev.Data == "" {
+			continue
+		}
+		m, err := mcpwire.Decode([]byte(ev.Data))
+		if err != nil {
+			in.violation("GET stream: an event that is not JSON-RPC: %q", cut([]byte(ev.Data)))
+			continue
+		}
+		req, ok := m.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case !req.IsCall():
+			send(keepaliveNotification)
+		case req.Method == "ping":
+			in.answerServer(ctx, s, req)
+			send(keepalivePing)
+		default:
+			in.answerServer(ctx, s, req)
+		}
+	}
+}
+
+// keepSessionAlive pings s every third of the declared TTL until stopped; without a TTL it
+// does nothing.
+func (in *inspector) keepSessionAlive(ctx context.Context, s *clients.Session) (stop func()) {
+	if in.o.TTL <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(in.o.TTL / 3)
+		defer t.Stop()
+		for id := 1000; ; id++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				rctx, rcancel := context.WithTimeout(ctx, in.o.Timeout)
+				in.exchange(rctx, s, id, "ping", nil)
+				rcancel()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// commentSniffer passes a stream through while reporting each SSE comment line (one that
+// starts with ':'): go-sse's parser drops comments, and they are the usual keepalive.
+type commentSniffer struct {
+	r         io.Reader
+	comment   func()
+	lineStart bool
+	started   bool
+	cr        bool
+}
+
+func (c *commentSniffer) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for _, b := range p[:n] {
+		if !c.started {
+			c.started, c.lineStart = true, true
+		}
+		switch {
+		case b == '\n' && c.cr:
+			c.cr = false
+		case b == '\r' || b == '\n':
+			c.cr, c.lineStart = b == '\r', true
+		default:
+			if c.lineStart && b == ':' {
+				c.comment()
+			}
+			c.cr, c.lineStart = false, false
+		}
+	}
+	return n, err
+}

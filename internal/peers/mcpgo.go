@@ -1,0 +1,96 @@
+package peers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+)
+
+// MCPGo starts mark3labs/mcp-go's streamable server, stateful, with its in-memory event store
+// and the idle TTL o.SessionTTL (its sweeper ends a session between TTL and TTL + max(TTL/2,
+// 1s) after its last request). When a session ends, its events are purged with it.
+func MCPGo(t testing.TB, o Options) *Server {
+	t.Helper()
+	return mcpGo(t, o, "mcp-go", mcpgoserver.NewInMemoryEventStore())
+}
+
+// MCPGoRetained is MCPGo with an event store whose log outlives the sessions: it is never
+// purged when a session ends. After the TTL, a GET with Last-Event-ID answers 200 and replays
+// the dead session's events, while a POST answers 404: the seed's regime, in a real SDK.
+func MCPGoRetained(t testing.TB, o Options) *Server {
+	t.Helper()
+	return mcpGo(t, o, "mcp-go-retained", &retainedStore{mcpgoserver.NewInMemoryEventStore()})
+}
+
+// retainedStore keeps every session's events after the session ends (retention longer than
+// the session TTL, as the seed's operators configured it for post-mortem replay).
+type retainedStore struct {
+	*mcpgoserver.InMemoryEventStore
+}
+
+func (*retainedStore) PurgeSession(context.Context, string) error { return nil }
+
+func mcpGo(t testing.TB, o Options, name string, store mcpgoserver.EventStore) *Server {
+	s := mcpgoserver.NewMCPServer(name+"-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
+	addMCPGoTools(s)
+	h := mcpgoserver.NewStreamableHTTPServer(s,
+		mcpgoserver.WithStateful(true),
+		mcpgoserver.WithEventStore(store),
+		mcpgoserver.WithSessionIdleTTL(o.SessionTTL),
+	)
+	notifyLoop(t, o.Notify, func(context.Context) {
+		s.SendNotificationToAllClients("notifications/message", map[string]any{"level": "info", "data": "tick"})
+	})
+	return &Server{Name: name, URL: serve(t, h), stats: (&counter{}).stats}
+}
+
+func addMCPGoTools(s *mcpgoserver.MCPServer) {
+	s.AddTool(mcpgo.NewTool("lookup_order", mcpgo.WithDescription("Look up an order by id"),
+		mcpgo.WithString("order_id", mcpgo.Required(), mcpgo.MinLength(1)),
+		mcpgo.WithInteger("quantity", mcpgo.Required(), mcpgo.Min(1)),
+		mcpgo.WithString("priority", mcpgo.Enum("low", "high")),
+	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		id, err := req.RequireString("order_id")
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		q, err := req.RequireInt("quantity")
+		if err != nil || q < 1 {
+			return mcpgo.NewToolResultError("quantity must be an integer of at least 1"), nil
+		}
+		return mcpgo.NewToolResultText(fmt.Sprintf("order %s: %d", id, q)), nil
+	})
+	s.AddTool(mcpgo.NewTool("report_progress", mcpgo.WithDescription("Work in steps, reporting progress when asked for it"),
+		mcpgo.WithInteger("steps", mcpgo.Required(), mcpgo.Min(1), mcpgo.Max(20)),
+	), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		steps, err := req.RequireInt("steps")
+		if err != nil || steps < 1 || steps > 20 {
+			return mcpgo.NewToolResultError("steps must be an integer from 1 to 20"), nil
+		}
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			srv := mcpgoserver.ServerFromContext(ctx)
+			for i := 1; i <= steps; i++ {
+				_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+					"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": steps,
+				})
+			}
+		}
+		return mcpgo.NewToolResultText(fmt.Sprintf("done in %d steps", steps)), nil
+	})
+	s.AddTool(mcpgo.NewTool("slow_query", mcpgo.WithDescription("Answer a query after a delay"),
+		mcpgo.WithString("query", mcpgo.Required()),
+		mcpgo.WithInteger("delay_ms", mcpgo.Min(0), mcpgo.Max(5000)),
+	), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		q, err := req.RequireString("query")
+		if err != nil {
+			return mcpgo.NewToolResultError(err.Error()), nil
+		}
+		if err := pause(ctx, req.GetInt("delay_ms", 0)); err != nil {
+			return nil, err
+		}
+		return mcpgo.NewToolResultText("result of " + q), nil
+	})
+}

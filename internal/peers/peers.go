@@ -1,0 +1,107 @@
+// Package peers starts real MCP servers of other implementations on loopback, for tests that
+// must meet the servers a team really runs: the official Go SDK, mark3labs/mcp-go (plain, and
+// with an event log that outlives its sessions: the seed's regime in a real SDK), and the
+// TypeScript SDK under node (ts.go).
+//
+// Every peer offers the same tools, with the schemas such servers have (required properties,
+// bounds, enums, no extra properties), so a client that sends arguments a tool does not take
+// fails here as it would in staging:
+//
+//	lookup_order    {order_id: string (required), quantity: integer >= 1 (required), priority: "low"|"high"}
+//	report_progress {steps: integer 1..20 (required)}: sends notifications/progress when given a
+//	                progressToken; the Go SDK and TS SDK peers then send the client server
+//	                requests (ping, and roots/list when the client offers roots) and count those
+//	                left unanswered
+//	slow_query      {query: string (required), delay_ms: integer 0..5000}: answers after a delay
+//
+// It is for tests only: it never listens beyond 127.0.0.1, and every server ends with its test.
+package peers
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
+)
+
+// Options shape a peer's regime.
+type Options struct {
+	// SessionTTL is how long a session may idle before the server ends it; 0 = never.
+	SessionTTL time.Duration
+	// Notify is how often the server sends every session a notification on its standalone
+	// stream (a log message); 0 = never. The Go SDK sends log messages only to clients that
+	// set a level (logging/setLevel).
+	Notify time.Duration
+}
+
+// Server is a running peer.
+type Server struct {
+	Name string // "go-sdk", "mcp-go", "mcp-go-retained", "ts-sdk"
+	URL  string // the MCP endpoint
+	// stats reads the server's counts of requests it sent to clients.
+	stats func() Stats
+}
+
+// Stats counts the requests a server sent its clients (ping, roots/list) and those that got no
+// answer (a timeout or a lost connection; an error answer is an answer).
+type Stats struct {
+	ServerRequests int64 `json:"server_requests"`
+	Unanswered     int64 `json:"unanswered"`
+}
+
+// Stats returns the server's counts so far.
+func (s *Server) Stats() Stats { return s.stats() }
+
+// counter is the Go peers' Stats.
+type counter struct{ sent, unanswered atomic.Int64 }
+
+func (c *counter) stats() Stats {
+	return Stats{ServerRequests: c.sent.Load(), Unanswered: c.unanswered.Load()}
+}
+
+// ask counts one server request; answered says whether the client answered it (a result or a
+// JSON-RPC error).
+func (c *counter) ask(answered bool) {
+	c.sent.Add(1)
+	if !answered {
+		c.unanswered.Add(1)
+	}
+}
+
+// serve serves h on loopback until the test ends.
+func serve(t testing.TB, h http.Handler) string {
+	t.Helper()
+	return "http://" + loopback.Serve(t, h, nil) + "/mcp"
+}
+
+// notifyLoop calls send every d until the test ends.
+func notifyLoop(t testing.TB, d time.Duration, send func(context.Context)) {
+	if d <= 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				send(ctx)
+			}
+		}
+	}()
+}
+
+// askTimeout bounds a server request's wait for the client's answer.
+const askTimeout = 2 * time.Second
+
+// maxDelay caps slow_query's delay.
+const maxDelay = 5 * time.Second

@@ -1,0 +1,187 @@
+// A TypeScript SDK (@modelcontextprotocol/sdk) MCP server for mcpchaos's interop tests.
+//
+// It is what a team would write with the SDK's own parts: one McpServer and one
+// StreamableHTTPServerTransport per session, an event store so streams can be resumed, and an
+// idle timer that closes a session after --ttl ms without a request. It serves on 127.0.0.1
+// only, prints its URL as its first line, and answers GET /stats with the server requests it
+// sent to clients and how many of them went unanswered.
+//
+// usage: node server.mjs [--ttl MS] [--notify MS]
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { EmptyResultSchema, ListRootsResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+
+const arg = (name, def) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? def : Number(process.argv[i + 1]);
+};
+const ttl = arg('--ttl', 0);
+const notifyEvery = arg('--notify', 0);
+
+const stats = { server_requests: 0, unanswered: 0, sessions: 0, expired: 0 };
+
+// An event store that keeps insertion order (the SDK's example store sorts ids as strings,
+// which can put an event of the same millisecond before the cursor).
+class OrderedEventStore {
+  constructor() { this.seq = 0; this.events = []; }
+  async storeEvent(streamId, message) {
+    const id = `${streamId}_${++this.seq}`;
+    this.events.push({ id, streamId, message });
+    return id;
+  }
+  async getStreamIdForEventId(eventId) {
+    const e = this.events.find((x) => x.id === eventId);
+    return e ? e.streamId : undefined;
+  }
+  async replayEventsAfter(lastEventId, { send }) {
+    const at = this.events.findIndex((x) => x.id === lastEventId);
+    if (at < 0) return '';
+    const streamId = this.events[at].streamId;
+    for (const e of this.events.slice(at + 1)) {
+      if (e.streamId === streamId) await send(e.id, e.message);
+    }
+    return streamId;
+  }
+}
+
+// ask sends one server request to the client and counts it unanswered if it fails.
+async function ask(extra, request, schema) {
+  stats.server_requests++;
+  try {
+    await extra.sendRequest(request, schema, { timeout: 2000 });
+  } catch (e) {
+    if (process.env.PEER_DEBUG) console.error('ask failed', e && e.code, String(e));
+    // An error answer is an answer; a timeout (-32001) or a closed connection (-32000) is not.
+    if (!(e && typeof e.code === 'number' && e.code !== -32001 && e.code !== -32000)) stats.unanswered++;
+  }
+}
+
+function newServer(roots) {
+  const server = new McpServer({ name: 'ts-sdk-peer', version: '1' }, { capabilities: { logging: {} } });
+  server.registerTool('lookup_order', {
+    description: 'Look up an order by id',
+    inputSchema: {
+      order_id: z.string().min(1),
+      quantity: z.number().int().min(1),
+      priority: z.enum(['low', 'high']).optional(),
+    },
+  }, async ({ order_id, quantity }) => ({ content: [{ type: 'text', text: `order ${order_id}: ${quantity}` }] }));
+  server.registerTool('report_progress', {
+    description: 'Work in steps, reporting progress when asked for it',
+    inputSchema: { steps: z.number().int().min(1).max(20) },
+  }, async ({ steps }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let i = 1; i <= steps; i++) {
+      if (token !== undefined) {
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+      }
+    }
+    await ask(extra, { method: 'ping' }, EmptyResultSchema);
+    if (roots()) await ask(extra, { method: 'roots/list' }, ListRootsResultSchema);
+    return { content: [{ type: 'text', text: `done in ${steps} steps` }] };
+  });
+  server.registerTool('slow_query', {
+    description: 'Answer a query after a delay',
+    inputSchema: { query: z.string(), delay_ms: z.number().int().min(0).max(5000).optional() },
+  }, async ({ query, delay_ms }) => {
+    await new Promise((r) => setTimeout(r, delay_ms ?? 300));
+    return { content: [{ type: 'text', text: `result of ${query}` }] };
+  });
+  return server;
+}
+
+const sessions = new Map(); // id -> { transport, server, timer, ticker }
+
+function expire(id) {
+  const s = sessions.get(id);
+  if (!s) return;
+  sessions.delete(id);
+  stats.expired++;
+  clearTimeout(s.timer);
+  clearInterval(s.ticker);
+  s.transport.close().catch(() => {});
+}
+
+function touch(id) {
+  const s = sessions.get(id);
+  if (!s || ttl <= 0) return;
+  clearTimeout(s.timer);
+  s.timer = setTimeout(() => expire(id), ttl);
+}
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      try { resolve(text ? JSON.parse(text) : undefined); } catch (e) { reject(e); }
+    });
+    req.on('error', reject);
+  });
+}
+
+function notFound(res) {
+  res.writeHead(404, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+}
+
+const httpServer = http.createServer(async (req, res) => {
+  try {
+    if (req.url === '/stats') {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(stats));
+      return;
+    }
+    const id = req.headers['mcp-session-id'];
+    const body = req.method === 'POST' ? await readBody(req) : undefined;
+    if (id) {
+      const s = sessions.get(id);
+      if (!s) return notFound(res);
+      touch(id);
+      await s.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method !== 'POST' || !body || body.method !== 'initialize') {
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'No session id' } }));
+      return;
+    }
+    const hasRoots = body.params?.capabilities?.roots !== undefined;
+    const server = newServer(() => hasRoots);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new OrderedEventStore(),
+      onsessioninitialized: (sid) => {
+        stats.sessions++;
+        const s = { transport, server, timer: null, ticker: null };
+        sessions.set(sid, s);
+        touch(sid);
+        if (notifyEvery > 0) {
+          s.ticker = setInterval(() => {
+            server.sendLoggingMessage({ level: 'info', data: 'tick' }, sid).catch(() => {});
+          }, notifyEvery);
+        }
+      },
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  } catch (e) {
+    if (!res.headersSent) {
+      res.writeHead(500, { 'Content-Type': 'text/plain' });
+    }
+    res.end(String(e));
+  }
+});
+
+httpServer.listen(0, '127.0.0.1', () => {
+  const { port } = httpServer.address();
+  process.stdout.write(`http://127.0.0.1:${port}/mcp\n`);
+});
+
+// The test that started the server ends it; stdin closing means that test is gone.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
