@@ -25,8 +25,8 @@ type chart struct {
 	// XTickSlant sets the x tick labels at a slant, for long labels (a run's labels), with
 	// room below the plot for them.
 	XTickSlant bool
-	Bands                 []band
-	Series                []series
+	Bands      []band
+	Series     []series
 }
 
 type tick struct {
