@@ -243,16 +243,18 @@ func cmdFreeAddr(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(l.Close())
 }
 
-// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 20 s) until its body
-// matches REGEXP: a way to know a background run has got to a given point.
+// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 60 s) until its body
+// matches REGEXP: a way to know a background run has got to a given point. A scrape may take
+// seconds on a loaded machine under -race; the poll waits for it rather than giving up on a
+// page the server has already served.
 func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: waitmetrics URL REGEXP")
 	}
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	hc := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+	hc := &http.Client{Timeout: 10 * time.Second}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := hc.Get(args[0]); err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
