@@ -1,6 +1,8 @@
 // Package results turns a run's metrics into its exports and judges them: the JSON export (the
 // record that later runs are compared with and that shards merge from), its CSV, .hgrm and
-// JUnit companions, the human summary, thresholds, compare and merge.
+// JUnit companions, the human summary, thresholds judged against an export, compare (against
+// one or several baselines) and merge. The names it judges by (metrics, thresholds,
+// tolerances) are package gate's; group totals are summed in one place (Total).
 //
 // It reads metrics snapshots, run metadata and export files; it never touches sessions,
 // proxies or servers. Everything it reads from a file is checked before it is believed: a
