@@ -123,7 +123,7 @@ func (ts Tolerances) For(group, metric string) Tolerance {
 //	*_latency and detection_delay p50/p90/p99/mean  +10%,+1ms  grows 10% and 1ms
 //	... p99.9                                    +20%,+1ms
 //	false_healthy_seconds                        +10%,+1s
-//	errors, errors.*                             +10%,+3
+//	errors, errors.*, calls_skipped              +10%,+3
 //	tool_calls_ok                                -10%         may fall 10%
 //	everything else (clients, sessions_started, drops, replays, probes, counts, min, max, ...)
 //	                                             info         reported only
@@ -155,6 +155,7 @@ func DefaultTolerances() Tolerances {
 		ts = append(ts, must(h+".p99.9", "+20%,+1ms"))
 	}
 	ts = append(ts, must("false_healthy_seconds", "+10%,+1s"), must("errors", "+10%,+3"), must("errors.*", "+10%,+3"),
+		must("calls_skipped", "+10%,+3"),
 		must("tool_calls_ok", "-10%"))
 	return ts
 }
