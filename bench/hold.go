@@ -14,6 +14,8 @@ import (
 	"runtime/pprof"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
 // Client kinds a measurement can hold.
@@ -207,13 +209,8 @@ func settle(ctx context.Context) {
 // writeHeapProfile writes the live heap, as of a fresh GC, to path.
 func writeHeapProfile(path string) error {
 	runtime.GC()
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
-	}
-	if err := pprof.WriteHeapProfile(f); err != nil {
-		f.Close()
+	if err := outfile.WriteWith(path, os.Stdout, pprof.WriteHeapProfile); err != nil {
 		return fmt.Errorf("heap profile %s: %w", path, err)
 	}
-	return f.Close()
+	return nil
 }

@@ -91,7 +91,7 @@ func (h *hostile) serve(w http.ResponseWriter, r *http.Request) {
 	case "giant-event": // one event of many lines, never finished
 		sse()
 		line := []byte("data: " + strings.Repeat("x", 1000) + "\n")
-		for i := 0; i < 64<<10 && ctx.Err() == nil; i++ { // at most 64 MB
+		for i := 0; i < 256<<10 && ctx.Err() == nil; i++ { // at most 256 MB
 			if _, err := w.Write(line); err != nil {
 				return
 			}
@@ -100,7 +100,7 @@ func (h *hostile) serve(w http.ResponseWriter, r *http.Request) {
 		sse()
 		_, _ = io.WriteString(w, "data: ")
 		chunk := bytes.Repeat([]byte("y"), 32<<10)
-		for i := 0; i < 2<<10 && ctx.Err() == nil; i++ { // at most 64 MB
+		for i := 0; i < 8<<10 && ctx.Err() == nil; i++ { // at most 256 MB
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
@@ -456,9 +456,16 @@ func TestHostileFleetBounded(t *testing.T) {
 		wg.Go(func() { f.Run(ctx, time.Now()) })
 	}
 
+	// What each misbehaviour must be classified as.
+	want := map[string]metrics.ErrorKind{
+		"giant-event": metrics.ErrTooLarge, "endless-line": metrics.ErrTooLarge, "huge-header": metrics.ErrTooLarge,
+		"storm-500": metrics.ErrStatus, "storm-429": metrics.ErrStatus, "redirect-off-origin": metrics.ErrRedirect,
+		"huge-session-id": metrics.ErrBadSessionID, "reset-mid-event": metrics.ErrReset, "stalled-sse-reply": metrics.ErrTimeout,
+	}
 	// Watch the heap while the fleets run, until the healthy fleet has made calls and every
-	// hostile group has seen errors (a bounded poll).
-	deadline := time.Now().Add(10 * time.Second)
+	// hostile group has seen errors, of its kind where it has one: on a busy machine timeouts
+	// come first (a bounded poll).
+	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		var ms runtime.MemStats
 		runtime.GC() // live heap, not garbage awaiting collection
@@ -467,8 +474,9 @@ func TestHostileFleetBounded(t *testing.T) {
 			peak.Store(ms.HeapInuse)
 		}
 		ready := goodRec.Get(metrics.ToolCallsOK) >= 5
-		for _, r := range recs[:len(recs)-1] { // absurd-retry and get-409 below
-			ready = ready && totalErrors(r) > 0
+		for i, r := range recs[:len(recs)-1] { // absurd-retry and get-409 below
+			k, ok := want[behaviours[i]]
+			ready = ready && totalErrors(r) > 0 && (!ok || r.Errors(k) > 0)
 		}
 		if ready {
 			break
@@ -499,11 +507,6 @@ func TestHostileFleetBounded(t *testing.T) {
 	if n := goodRec.Get(metrics.ToolCallsOK); n < 5 {
 		t.Errorf("healthy fleet beside the hostile ones made %d tool calls", n)
 	}
-	want := map[string]metrics.ErrorKind{
-		"giant-event": metrics.ErrTooLarge, "endless-line": metrics.ErrTooLarge, "huge-header": metrics.ErrTooLarge,
-		"storm-500": metrics.ErrStatus, "storm-429": metrics.ErrStatus, "redirect-off-origin": metrics.ErrRedirect,
-		"huge-session-id": metrics.ErrBadSessionID, "reset-mid-event": metrics.ErrReset, "stalled-sse-reply": metrics.ErrTimeout,
-	}
 	for i, b := range behaviours {
 		if k, ok := want[b]; ok && recs[i].Errors(k) == 0 {
 			t.Errorf("%s: no %s errors counted", b, k)
@@ -512,11 +515,13 @@ func TestHostileFleetBounded(t *testing.T) {
 	if h.offOrigin.Load() != 0 {
 		t.Errorf("a redirect was followed off the origin")
 	}
-	// 64 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
+	// 256 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
 	// heap must not have grown by anything like that. The caps allow about 64 KiB per event,
 	// body and header block in flight; measured growth is about 15 MB with our clients and
-	// 25 MB with the Go SDK's clients added (its reconnecting streams hold more).
-	const bound = 48 << 20
+	// 25 MB with the Go SDK's clients added (its reconnecting streams hold more), and up to
+	// 49 MB on a loaded machine, where more requests (and the test's own servers' 200 KB
+	// headers) are in flight at once. One event held whole would be 256 MB.
+	const bound = 96 << 20
 	if grew := int64(peak.Load()) - int64(before.HeapInuse); grew > bound {
 		t.Errorf("heap in use grew by %d MB during the run, over %d MB", grew>>20, bound>>20)
 	}

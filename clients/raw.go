@@ -32,7 +32,8 @@ func (s *Session) Do(ctx context.Context, method, cursor string, body []byte) (*
 	if cursor != "" {
 		req.Header.Set("Last-Event-ID", cursor)
 	}
-	return s.ep.HTTP.Do(req)
+	resp, err := s.ep.HTTP.Do(req)
+	return resp, redactError(err, s.ep.HTTP)
 }
 
 // Endpoint returns the endpoint the session belongs to.

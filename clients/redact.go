@@ -2,8 +2,10 @@ package clients
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -94,3 +96,62 @@ func (b *redactBody) secretStart() int {
 }
 
 func (b *redactBody) Close() error { return b.r.Close() }
+
+// A redirect's Location ends up verbatim in the error http.Client returns (the *url.Error's
+// URL), and a server may put a token there: echoed from a header, or its own. So every error
+// of a request leaves this package through redactError: the URL in it is cut to scheme, host
+// and path, and the target's header secrets are cut out of its text wherever they appear.
+
+// redactError returns err fit for output; hc is the client that made the request (its
+// transport knows the target's header secrets).
+func redactError(err error, hc *http.Client) error {
+	if err == nil {
+		return nil
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = RedactURL(ue.URL)
+	}
+	var secrets [][]byte
+	if hc != nil {
+		if ht, ok := hc.Transport.(*headerTransport); ok {
+			secrets = ht.secrets
+		}
+	}
+	for _, s := range secrets {
+		if strings.Contains(err.Error(), string(s)) {
+			return &redactedError{err: err, secrets: secrets}
+		}
+	}
+	return err
+}
+
+// RedactURL is a URL fit for output: scheme, host and path; no user-info, query or fragment,
+// which may carry credentials. Text that does not parse as a URL is withheld.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if u.User == nil && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery {
+		return raw
+	}
+	u.User, u.RawQuery, u.Fragment, u.ForceQuery = nil, "", "", false
+	return u.String() + "?[redacted]"
+}
+
+// redactedError is an error whose text had secrets in it; it keeps the chain for errors.As.
+type redactedError struct {
+	err     error
+	secrets [][]byte
+}
+
+func (e *redactedError) Error() string {
+	s := e.err.Error()
+	for _, sec := range e.secrets {
+		s = strings.ReplaceAll(s, string(sec), redacted)
+	}
+	return s
+}
+
+func (e *redactedError) Unwrap() error { return e.err }

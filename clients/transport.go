@@ -6,11 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -40,11 +42,29 @@ type Conn struct {
 	MaxConns int
 }
 
-// LoadCAFile reads PEM certificates to trust for a target.
+// maxCAFile bounds a CA file read (1 MiB, as workloads.MaxCAFileSize): --ca-file /dev/zero
+// must not be read forever.
+const maxCAFile = 1 << 20
+
+// LoadCAFile reads PEM certificates to trust for a target, from a regular file of at most
+// maxCAFile bytes.
 func LoadCAFile(path string) (*x509.CertPool, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not block the open
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("CA file %s: not a regular file; give the path of a PEM file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxCAFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	if len(data) > maxCAFile {
+		return nil, fmt.Errorf("CA file %s: larger than %d bytes, more than any CA bundle; give the path of a PEM file", path, maxCAFile)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {

@@ -224,4 +224,13 @@ func TestLoadCAFileErrors(t *testing.T) {
 	if _, err := LoadCAFile(filepath.Join(dir, "missing.pem")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
+	// --ca-file /dev/zero is refused, not read without end.
+	if _, err := LoadCAFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	big := filepath.Join(dir, "big.pem")
+	os.WriteFile(big, make([]byte, maxCAFile+1), 0o600)
+	if _, err := LoadCAFile(big); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("big file: %v", err)
+	}
 }

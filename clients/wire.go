@@ -185,6 +185,7 @@ func (s *Session) Delete(ctx context.Context) (int, error) {
 	}
 	s.headers(req)
 	resp, err := s.ep.HTTP.Do(req)
+	err = redactError(err, s.ep.HTTP)
 	if err != nil {
 		return 0, err
 	}
@@ -244,6 +245,7 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 		statelessHeaders(req, method, params)
 	}
 	resp, err := s.ep.HTTP.Do(req)
+	err = redactError(err, s.ep.HTTP)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,6 +410,7 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 	// The request timeout bounds the wait for headers only; an open stream may idle for long.
 	headers := time.AfterFunc(s.ep.RequestTimeout, cancel)
 	resp, err := s.ep.HTTP.Do(req)
+	err = redactError(err, s.ep.HTTP)
 	if !headers.Stop() { // the wait for headers outlived the request timeout
 		if err == nil {
 			drain(resp.Body)

@@ -111,6 +111,9 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		}
 		w = shardWorkload(w, s)
 	}
+	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
+		return nil, &ConfigError{err}
+	}
 	for k := range p.Labels {
 		if k == "" {
 			return nil, configErr("a run label needs a key: write key=value, e.g. release=v1.4.2")

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // Every client is in exactly one shard, and shards differ by at most one client.
@@ -34,5 +37,19 @@ func TestShardWorkload(t *testing.T) {
 	}
 	if w.Groups[0].Clients != 3 {
 		t.Error("sharding changed the workload it was given")
+	}
+}
+
+// One process runs at most workloads.MaxClientsPerProcess clients: more is refused before
+// anything starts, pointing to shards; a shard's part is what counts.
+func TestPlanCapsClientsPerProcess(t *testing.T) {
+	w := tinyWorkload(t, "big", workloads.MaxClientsPerProcess) // two groups: twice the cap
+	_, err := NewPlan(w)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "one process would run 200000 clients") || !strings.Contains(err.Error(), "--procs") {
+		t.Fatalf("the whole fleet in one process: %v", err)
+	}
+	if _, err := NewPlan(w, WithShard(0, 2)); err != nil {
+		t.Fatalf("half of it: %v", err)
 	}
 }

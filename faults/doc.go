@@ -22,6 +22,9 @@
 //   - Leave anything behind. Whatever it added it removes, on every exit path:
 //     RunSchedule removes its faults when it returns, Injector.Close removes
 //     every proxy.
+//   - Wait without bound. A Toxiproxy call that cannot finish (a peer that
+//     reads nothing holds a toxic chain that cannot be paused) is abandoned
+//     after CallBound with a note (ErrAbandoned); Close is bounded the same way.
 //   - Write logs. Toxiproxy's loggers are silenced so nothing writes over the
 //     progress display; errors are returned or reported through callbacks.
 package faults

@@ -30,6 +30,9 @@ type Embedded struct {
 	srv     *toxiproxy.ApiServer
 	proxies map[string]*embeddedProxy
 	closed  bool
+
+	closing  sync.Once // Close waits once; a wedged close is not waited for again
+	closeErr error
 }
 
 type embeddedProxy struct {
@@ -158,8 +161,19 @@ func (e *Embedded) RemoveToxic(ctx context.Context, proxy, name string) error {
 }
 
 // Close implements Injector: it stops every proxy, which closes their
-// listeners and connections and discards their toxics.
+// listeners and connections and discards their toxics. It waits at most
+// CallBound: a call the schedule abandoned may hold the proxies forever, and
+// the process is about to end anyway.
 func (e *Embedded) Close() error {
+	e.closing.Do(func() {
+		if err := within(CallBound, e.close); err != nil {
+			e.closeErr = fmt.Errorf("faults: stopping the embedded Toxiproxy: %w", err)
+		}
+	})
+	return e.closeErr
+}
+
+func (e *Embedded) close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

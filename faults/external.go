@@ -43,6 +43,9 @@ type External struct {
 	mu      sync.Mutex
 	proxies map[string]*externalProxy
 	closed  bool
+
+	closing  sync.Once // Close waits once; a wedged close is not waited for again
+	closeErr error
 }
 
 type externalProxy struct {
@@ -154,8 +157,19 @@ func (e *External) RemoveToxic(_ context.Context, proxy, name string) error {
 }
 
 // Close implements Injector: it deletes every proxy on the server whose name bears the run's
-// prefix. It is idempotent.
+// prefix. It is idempotent. It waits at most twice CallBound (a server wedged by a call the
+// schedule abandoned never answers) and then says how to remove what is left.
 func (e *External) Close() error {
+	e.closing.Do(func() {
+		e.closeErr = within(2*CallBound, e.close)
+		if errors.Is(e.closeErr, ErrAbandoned) {
+			e.closeErr = fmt.Errorf("faults: removing the run's proxies from %s: %w; remove them with `mcpchaos clean --toxiproxy %s`", e.api, e.closeErr, e.api)
+		}
+	})
+	return e.closeErr
+}
+
+func (e *External) close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -3,6 +3,7 @@ package faults
 import (
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
@@ -29,8 +30,9 @@ type IdleTimeoutToxic struct {
 // here means adding another fault does not give an idle connection a fresh
 // timeout.
 type idleState struct {
-	last    time.Time // when data last flowed, or when the toxic first ran
-	expired bool      // the connection was closed for idleness
+	last    time.Time           // when data last flowed, or when the toxic first ran
+	expired bool                // the connection was closed for idleness
+	held    *stream.StreamChunk // read but not yet passed on when an interrupt came
 }
 
 // NewState implements toxics.StatefulToxic.
@@ -56,6 +58,20 @@ func (t *IdleTimeoutToxic) Pipe(stub *toxics.ToxicStub) {
 	idle := time.NewTimer(timeout - time.Since(state.last))
 	defer idle.Stop()
 	for {
+		if state.held != nil {
+			// Every send listens for Interrupt too: Toxiproxy pauses the chain (to add or
+			// remove a toxic) by sending on Interrupt and waiting, and a peer that reads
+			// nothing would otherwise hold that pause, and the whole fault schedule, forever
+			// (upstream issues 427 and 558). The chunk stays held for the next Pipe.
+			select {
+			case <-stub.Interrupt:
+				return
+			case stub.Output <- state.held:
+				state.held = nil
+				state.last = time.Now()
+				idle.Reset(timeout)
+			}
+		}
 		select {
 		case <-stub.Interrupt:
 			return
@@ -64,9 +80,7 @@ func (t *IdleTimeoutToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			stub.Output <- c
-			state.last = time.Now()
-			idle.Reset(timeout)
+			state.held = c
 		case <-idle.C:
 			state.expired = true
 			stub.Close()
@@ -75,6 +89,19 @@ func (t *IdleTimeoutToxic) Pipe(stub *toxics.ToxicStub) {
 		}
 	}
 }
+
+// Cleanup implements toxics.CleanupToxic: when the toxic is removed, a chunk it still holds
+// is passed on, with the bound Toxiproxy gives its own flush after a removal.
+func (t *IdleTimeoutToxic) Cleanup(stub *toxics.ToxicStub) {
+	if state, ok := stub.State.(*idleState); ok && state.held != nil && !state.expired {
+		_ = stub.WriteOutput(state.held, flushBound)
+		state.held = nil
+	}
+}
+
+// flushBound is how long a removal waits to pass on a held chunk; Toxiproxy waits as long
+// for the chunks it flushes itself after a removal.
+const flushBound = 5 * time.Second
 
 // drain discards what still arrives on a closed stub until its input ends.
 // Without it the stages in front of the stub (down to the goroutine reading

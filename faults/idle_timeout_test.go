@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/Shopify/toxiproxy/v2/stream"
@@ -46,28 +47,30 @@ func TestIdleTimeoutClosesIdleConnection(t *testing.T) {
 	}
 }
 
+// Data every idle/4 for 5×idle keeps the connection up throughout; then, quiet, it closes
+// exactly one idle timeout after the last data. On the bubble's clock: a busy machine cannot
+// make a 25 ms gap look like 100 (the proxy end to end is TestIdleTimeoutClosesIdleConnection).
 func TestIdleTimeoutSparesBusyConnection(t *testing.T) {
-	upstream, _ := echoServer(t)
-	inj, listen := newProxy(t, upstream)
-	if err := inj.AddToxic(context.Background(), "p", idleFault("")); err != nil {
-		t.Fatal(err)
-	}
-	c := dial(t, listen)
-	r := bufio.NewReader(c)
-	// Data every idle/4 for 5×idle: the connection must stay up throughout.
-	tick := time.NewTicker(idle / 4)
-	defer tick.Stop()
-	var last time.Time
-	for deadline := time.Now().Add(5 * idle); time.Now().Before(deadline); <-tick.C {
-		roundTrip(t, c, r)
-		last = time.Now()
-	}
-	if err := waitEOF(r); !errors.Is(err, io.EOF) {
-		t.Fatalf("client read: %v, want EOF", err)
-	}
-	if d := time.Since(last); d < idle {
-		t.Fatalf("closed %v after the last data, want at least %v", d, idle)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		in, out, stub, _ := newStub()
+		done := runIdle(stub, idle)
+		var last time.Time
+		for start := time.Now(); time.Since(start) < 5*idle; time.Sleep(idle / 4) {
+			in <- &stream.StreamChunk{Data: []byte("x")}
+			if c, open := <-out; !open || string(c.Data) != "x" {
+				t.Fatalf("after %v: forwarded %v, open %t", time.Since(start), c, open)
+			}
+			last = time.Now()
+		}
+		if _, open := <-out; open {
+			t.Fatal("data on an idle stream")
+		}
+		if d := time.Since(last); d != idle {
+			t.Fatalf("closed %v after the last data, want %v", d, idle)
+		}
+		close(in)
+		<-done
+	})
 }
 
 // An SSE stream through the proxy ends when the server stays quiet longer
@@ -202,4 +205,37 @@ func TestIdleTimeoutEndsWithInput(t *testing.T) {
 		t.Fatal("data after the input ended")
 	}
 	<-done
+}
+
+// A peer that reads nothing blocks the toxic's output; Toxiproxy must still be able to pause
+// the toxic (to add or remove another), or the fault schedule waits forever (Toxiproxy issues
+// 427 and 558). The chunk it held comes out first when it runs again.
+func TestIdleTimeoutYieldsWhileItsOutputIsBlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		in, out, stub, _ := newStub()
+		done := runIdle(stub, time.Hour)
+		in <- &stream.StreamChunk{Data: []byte("held")} // nobody reads out
+		interrupted := make(chan bool, 1)
+		go func() { interrupted <- stub.InterruptToxic() }()
+		select {
+		case ok := <-interrupted:
+			if !ok {
+				t.Fatal("the stub reports itself closed")
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("the toxic ignores interrupts while its output is blocked")
+		}
+		<-done
+		runIdle(stub, time.Hour)
+		go func() { in <- &stream.StreamChunk{Data: []byte("next")} }()
+		for _, want := range []string{"held", "next"} {
+			if c := <-out; string(c.Data) != want {
+				t.Fatalf("forwarded %q, want %q", c.Data, want)
+			}
+		}
+		close(in)
+		if _, open := <-out; open {
+			t.Fatal("data after the input ended")
+		}
+	})
 }

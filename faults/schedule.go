@@ -3,6 +3,7 @@ package faults
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -37,6 +38,16 @@ type step struct {
 
 type applied struct{ proxy, fault string }
 
+// CallBound is how long RunSchedule waits for one add or removal before it abandons the call.
+// A healthy Toxiproxy answers in milliseconds; one that cannot pause a connection's toxic
+// chain (a peer that reads nothing, upstream issues 427 and 558) never answers at all.
+const CallBound = 5 * time.Second
+
+// ErrAbandoned marks an add or removal that did not finish within CallBound. The call is left
+// running; whether its fault is in force is unknown, and the injector is considered wedged:
+// the schedule applies nothing more, and its remaining steps are reported with this error.
+var ErrAbandoned = errors.New("abandoned: Toxiproxy did not answer in time (a connection's toxic chain could not be paused)")
+
 // RunSchedule applies sched relative to start: it adds each fault at start+At
 // on each of its proxies and removes it at start+At+For. It returns once every
 // fault with a window has been removed and none without one is in force, or
@@ -45,9 +56,15 @@ type applied struct{ proxy, fault string }
 //
 // It runs in the caller's goroutine with one timer. Every add and removal is
 // reported to onChange (which may be nil) from that goroutine; the first error
-// is returned. A fault that fails to be added on a proxy is not removed there.
+// is returned. A fault that fails to be added on a proxy is not removed there. Every call to
+// inj is bounded by bound (CallBound when 0): a call that takes longer is abandoned, wedging
+// the schedule (see ErrAbandoned), so RunSchedule returns at most one bound after ctx ends.
 // Ending by ctx is the normal end of a run and is not an error.
 func RunSchedule(ctx context.Context, inj Injector, start time.Time, sched []Scheduled, onChange func(Change)) (firstErr error) {
+	return runSchedule(ctx, inj, start, sched, onChange, CallBound)
+}
+
+func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Scheduled, onChange func(Change), bound time.Duration) (firstErr error) {
 	steps, err := plan(sched)
 	if err != nil {
 		return err
@@ -56,19 +73,32 @@ func RunSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		onChange = func(Change) {}
 	}
 	var inForce []applied // in the order added
+	wedged := false
 	apply := func(ctx context.Context, s step) {
-		var err error
-		if s.add {
-			err = inj.AddToxic(ctx, s.proxy, s.fault)
-		} else {
-			err = inj.RemoveToxic(ctx, s.proxy, s.fault.Name)
+		err := ErrAbandoned
+		if !wedged {
+			err = within(bound, func() error {
+				if s.add {
+					return inj.AddToxic(ctx, s.proxy, s.fault)
+				}
+				return inj.RemoveToxic(ctx, s.proxy, s.fault.Name)
+			})
+		}
+		if errors.Is(err, ErrAbandoned) {
+			wedged = true
+			verb := "adding"
+			if !s.add {
+				verb = "removing"
+			}
+			err = fmt.Errorf("faults: proxy %s: %s fault %s: %w", s.proxy, verb, s.fault.Name, err)
 		}
 		onChange(Change{At: time.Since(start), Fault: s.fault.Name, Proxy: s.proxy, Added: s.add, Err: err})
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 		a := applied{s.proxy, s.fault.Name}
-		if s.add && err == nil {
+		if s.add && (err == nil || errors.Is(err, ErrAbandoned)) {
+			// An abandoned add may yet take effect; keep it, so the cleanup reports it.
 			inForce = append(inForce, a)
 		} else if !s.add {
 			// A failed removal is not retried: the injector's Close is the
@@ -107,6 +137,21 @@ func RunSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		<-ctx.Done()
 	}
 	return firstErr
+}
+
+// within runs call and waits for it at most bound; past that, it abandons the call (which
+// goes on running) and returns ErrAbandoned.
+func within(bound time.Duration, call func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return ErrAbandoned
+	}
 }
 
 // plan turns a schedule into steps sorted by time, removals before adds at

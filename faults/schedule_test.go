@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -97,55 +98,58 @@ func fault(name string) Toxic {
 	return Toxic{Name: name, Type: "latency"}
 }
 
+// The schedule's timing runs on the bubble's fake clock: offsets are exact.
 func TestRunScheduleOffsets(t *testing.T) {
-	const unit = 40 * time.Millisecond
-	inj := newRecorder()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	changes, result := run(ctx, inj, []Scheduled{
-		{Fault: fault("a"), Proxies: []string{"g1", "g2"}, At: unit, For: 2 * unit},
-		{Fault: fault("whole-run"), Proxies: []string{"g1"}},
-		{Fault: fault("b"), Proxies: []string{"g2"}, At: 3 * unit, For: unit},
+	synctest.Test(t, func(t *testing.T) {
+		const unit = 40 * time.Millisecond
+		inj := newRecorder()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		changes, result := run(ctx, inj, []Scheduled{
+			{Fault: fault("a"), Proxies: []string{"g1", "g2"}, At: unit, For: 2 * unit},
+			{Fault: fault("whole-run"), Proxies: []string{"g1"}},
+			{Fault: fault("b"), Proxies: []string{"g2"}, At: 3 * unit, For: unit},
+		})
+		want := []struct {
+			at    time.Duration
+			fault string
+			proxy string
+			added bool
+		}{
+			{0, "whole-run", "g1", true},
+			{unit, "a", "g1", true},
+			{unit, "a", "g2", true},
+			{3 * unit, "a", "g1", false}, // removals before adds at the same instant
+			{3 * unit, "a", "g2", false},
+			{3 * unit, "b", "g2", true},
+			{4 * unit, "b", "g2", false},
+		}
+		for _, w := range want {
+			c := next(t, changes)
+			if c.Fault != w.fault || c.Proxy != w.proxy || c.Added != w.added || c.Err != nil {
+				t.Fatalf("change %+v, want %+v", c, w)
+			}
+			if c.At != w.at { // the bubble's clock: exact, however busy the machine
+				t.Fatalf("%s on %s (added %t) at %v, want %v", c.Fault, c.Proxy, c.Added, c.At, w.at)
+			}
+		}
+		// The whole-run fault stays until the end.
+		select {
+		case err := <-result:
+			t.Fatalf("returned (%v) while a fault without a window was in force", err)
+		default:
+		}
+		cancel()
+		if c := next(t, changes); c.Fault != "whole-run" || c.Added {
+			t.Fatalf("after cancel got %+v, want whole-run removed", c)
+		}
+		if err := <-result; err != nil {
+			t.Fatalf("RunSchedule = %v", err)
+		}
+		if n := inj.count(); n != 0 {
+			t.Fatalf("%d faults left in force", n)
+		}
 	})
-	want := []struct {
-		at    time.Duration
-		fault string
-		proxy string
-		added bool
-	}{
-		{0, "whole-run", "g1", true},
-		{unit, "a", "g1", true},
-		{unit, "a", "g2", true},
-		{3 * unit, "a", "g1", false}, // removals before adds at the same instant
-		{3 * unit, "a", "g2", false},
-		{3 * unit, "b", "g2", true},
-		{4 * unit, "b", "g2", false},
-	}
-	for _, w := range want {
-		c := next(t, changes)
-		if c.Fault != w.fault || c.Proxy != w.proxy || c.Added != w.added || c.Err != nil {
-			t.Fatalf("change %+v, want %+v", c, w)
-		}
-		if c.At < w.at || c.At > w.at+2*time.Second {
-			t.Fatalf("%s on %s (added %t) at %v, want %v", c.Fault, c.Proxy, c.Added, c.At, w.at)
-		}
-	}
-	// The whole-run fault stays until the end.
-	select {
-	case err := <-result:
-		t.Fatalf("returned (%v) while a fault without a window was in force", err)
-	default:
-	}
-	cancel()
-	if c := next(t, changes); c.Fault != "whole-run" || c.Added {
-		t.Fatalf("after cancel got %+v, want whole-run removed", c)
-	}
-	if err := <-result; err != nil {
-		t.Fatalf("RunSchedule = %v", err)
-	}
-	if n := inj.count(); n != 0 {
-		t.Fatalf("%d faults left in force", n)
-	}
 }
 
 func TestRunScheduleReturnsWhenAllWindowsEnd(t *testing.T) {
@@ -280,4 +284,59 @@ func TestRunScheduleWithEmbeddedDown(t *testing.T) {
 	}
 	c := dial(t, listen)
 	roundTrip(t, c, bufio.NewReader(c))
+}
+
+// stuck is an Injector whose adds never return until released: a Toxiproxy whose toxic chain
+// cannot be paused.
+type stuck struct {
+	recorder
+	release chan struct{}
+}
+
+func (s *stuck) AddToxic(ctx context.Context, proxy string, t Toxic) error {
+	<-s.release
+	return s.recorder.AddToxic(ctx, proxy, t)
+}
+
+// A stuck call is abandoned after the bound with a note; later steps are reported as abandoned
+// at once, and the schedule returns when the run ends.
+func TestRunScheduleAbandonsAStuckCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inj := &stuck{recorder: *newRecorder(), release: make(chan struct{})}
+		defer close(inj.release)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		const bound = 5 * time.Second
+		start := time.Now()
+		var changes []Change
+		err := runSchedule(ctx, inj, start, []Scheduled{
+			{Fault: fault("a"), Proxies: []string{"g1"}, At: time.Second},
+			{Fault: fault("b"), Proxies: []string{"g2"}, At: 2 * time.Second, For: time.Second},
+		}, func(c Change) { changes = append(changes, c) }, bound)
+		if !errors.Is(err, ErrAbandoned) {
+			t.Fatalf("RunSchedule = %v, want the abandoned call", err)
+		}
+		if took := time.Since(start); took != time.Minute {
+			t.Errorf("returned after %v, want at the run's end (1m)", took)
+		}
+		want := []struct {
+			at    time.Duration
+			fault string
+			added bool
+		}{
+			{time.Second + bound, "a", true},  // waited out
+			{time.Second + bound, "b", true},  // due already; wedged, not attempted
+			{time.Second + bound, "b", false}, // its removal, reported the same way
+			{time.Minute, "a", false},         // cleanup at the end: not attempted
+		}
+		if len(changes) != len(want) {
+			t.Fatalf("changes %+v, want %d", changes, len(want))
+		}
+		for i, w := range want {
+			c := changes[i]
+			if c.At != w.at || c.Fault != w.fault || c.Added != w.added || !errors.Is(c.Err, ErrAbandoned) {
+				t.Errorf("change %d: %+v, want %+v abandoned", i, c, w)
+			}
+		}
+	})
 }

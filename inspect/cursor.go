@@ -36,7 +36,7 @@ func (t *trail) cursors(n int) []string {
 		return nil
 	}
 	var out []string
-	for _, c := range append([]string{t.ids[0], slices.Min(t.ids)}, t.ids[1:len(t.ids)-1]...) {
+	for _, c := range append([]string{t.ids[0], slices.Min(t.ids)}, t.ids[1:max(len(t.ids)-1, 1)]...) { // one id: none between
 		if !slices.Contains(out, c) {
 			out = append(out, c)
 		}

@@ -21,7 +21,9 @@ const (
 	keepaliveNotification = "notification"
 )
 
-// openingFlush is how soon after the headers an arrival still counts as part of the opening.
+// openingFlush is how soon after the headers an event still counts as part of the opening. A
+// comment is told by its place instead (the stream's first line, as the Go SDK's ": ok"):
+// under load it can arrive later than this, and be taken for a keepalive.
 const openingFlush = 50 * time.Millisecond
 
 type arrival struct {
@@ -56,8 +58,8 @@ func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
 				in.keepaliveSeen(opened, seen, ptr(time.Since(opened).Milliseconds()))
 				return
 			}
-			if a.at.Sub(opened) < openingFlush {
-				continue // written with the headers (the Go SDK's ": ok"): it opens the stream
+			if a.kind != keepaliveComment && a.at.Sub(opened) < openingFlush {
+				continue // written with the opening
 			}
 			seen = append(seen, a)
 		case <-timer.C:
@@ -150,13 +152,15 @@ func (in *inspector) keepSessionAlive(ctx context.Context, s *clients.Session) (
 }
 
 // commentSniffer passes a stream through while reporting each SSE comment line (one that
-// starts with ':'): go-sse's parser drops comments, and they are the usual keepalive.
+// starts with ':') but a first line: go-sse's parser drops comments, and they are the usual
+// keepalive.
 type commentSniffer struct {
 	r         io.Reader
 	comment   func()
 	lineStart bool
 	started   bool
 	cr        bool
+	lines     int // lines ended so far
 }
 
 func (c *commentSniffer) Read(p []byte) (int, error) {
@@ -170,8 +174,9 @@ func (c *commentSniffer) Read(p []byte) (int, error) {
 			c.cr = false
 		case b == '\r' || b == '\n':
 			c.cr, c.lineStart = b == '\r', true
+			c.lines++
 		default:
-			if c.lineStart && b == ':' {
+			if c.lineStart && b == ':' && c.lines > 0 { // a comment first of all opens the stream
 				c.comment()
 			}
 			c.cr, c.lineStart = false, false

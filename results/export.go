@@ -10,18 +10,18 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/mcpchaos/mcpchaos/internal/atomicfile"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
 // SchemaVersion is the version of the JSON export's layout. Readers accept this and older:
@@ -267,26 +267,20 @@ func (e *Export) Group(name string) *Group {
 	return nil
 }
 
-// WriteFile writes the export atomically: to a temporary file in the same directory, synced,
-// then renamed over path, so a reader never sees half a file. Missing directories are made.
+// WriteFile writes the export as outfile writes (a regular file atomically, a device or FIFO
+// in place, "-" to standard output), so a reader never sees half a file.
 func WriteFile(path string, e *Export) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // thresholds read "p99 < 50ms", not "p99 \u003c 50ms"
-	if err := enc.Encode(e); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, buf.Bytes())
+	return WriteFileWith(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // thresholds read "p99 < 50ms", not "p99 \u003c 50ms"
+		return enc.Encode(e)
+	})
 }
 
-// WriteFileWith writes a file atomically (as WriteFile does) with what write produces.
+// WriteFileWith writes a file (as WriteFile does) with what write produces.
 func WriteFileWith(path string, write func(w io.Writer) error) error {
-	var buf bytes.Buffer
-	if err := write(&buf); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, buf.Bytes())
+	return outfile.WriteWith(path, os.Stdout, write)
 }
 
 // DefaultPath is where an export goes when --out is not given.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
 // The companions of the JSON export: a CSV summary for spreadsheets, one .hgrm file per
@@ -205,7 +206,8 @@ func CompanionPaths(jsonPath string) (csvPath, junitPath, hgrmDir string) {
 }
 
 // WriteCompanions writes the companion formats named in formats (a subset of Formats) beside
-// the JSON export at jsonPath, each atomically, and returns the paths written.
+// the JSON export at jsonPath, each as outfile writes (the .hgrm directory replaced whole), and
+// returns the paths written. CompanionSet checks them all before a run.
 func WriteCompanions(jsonPath string, e *Export, formats []string) ([]string, error) {
 	csvPath, junitPath, hgrmDir := CompanionPaths(jsonPath)
 	var written []string
@@ -222,11 +224,18 @@ func WriteCompanions(jsonPath string, e *Export, formats []string) ([]string, er
 			}
 			written = append(written, junitPath)
 		case "hgrm":
-			for name, h := range HGRMFiles(e) {
-				p := filepath.Join(hgrmDir, name)
-				if err := WriteFileWith(p, func(w io.Writer) error { return WriteHGRM(w, h) }); err != nil {
-					return written, fmt.Errorf("writing %s: %w", p, err)
+			// The directory is replaced whole, so no .hgrm of an earlier run stays beside these.
+			err := outfile.ReplaceDir(hgrmDir, ".hgrm", func(tmp string) error {
+				for name, h := range HGRMFiles(e) {
+					p := filepath.Join(tmp, name)
+					if err := WriteFileWith(p, func(w io.Writer) error { return WriteHGRM(w, h) }); err != nil {
+						return fmt.Errorf("writing %s: %w", filepath.Join(hgrmDir, name), err)
+					}
 				}
+				return nil
+			})
+			if err != nil {
+				return written, err
 			}
 			written = append(written, hgrmDir+string(filepath.Separator))
 		default:
@@ -234,4 +243,31 @@ func WriteCompanions(jsonPath string, e *Export, formats []string) ([]string, er
 		}
 	}
 	return written, nil
+}
+
+// CompanionSet is the export at jsonPath with the companions of formats, for checking before
+// any work (outfile.Set.Check) and for marking the set while it is written; the companions of
+// the formats not asked for are stale, removed once the set is written, so no companion
+// describes another run.
+func CompanionSet(jsonPath string, formats []string) outfile.Set {
+	csvPath, junitPath, hgrmDir := CompanionPaths(jsonPath)
+	s := outfile.Set{Export: jsonPath, DirExt: ".hgrm"}
+	asked := map[string]bool{}
+	for _, f := range formats {
+		asked[f] = true
+	}
+	for _, c := range []struct {
+		format, path string
+		dir          bool
+	}{{"csv", csvPath, false}, {"junit", junitPath, false}, {"hgrm", hgrmDir, true}} {
+		switch {
+		case !asked[c.format]:
+			s.Stale = append(s.Stale, c.path)
+		case c.dir:
+			s.Dirs = append(s.Dirs, c.path)
+		default:
+			s.Files = append(s.Files, c.path)
+		}
+	}
+	return s
 }

@@ -160,6 +160,8 @@ func (d *decoder) resolve(n ast.Node) (ast.Node, bool) {
 		switch v := n.(type) {
 		case *ast.AnchorNode:
 			n = v.Value
+		case *ast.MappingKeyNode: // an explicit "? key"
+			n = v.Value
 		case *ast.AliasNode:
 			t := d.aliases[v]
 			if isNil(t) {

@@ -34,11 +34,41 @@ func (d *decoder) groups(f *field, run runLength) []Group {
 	}
 	groups := make([]Group, 0, len(entries))
 	names := map[string]ast.Node{}
+	total := 0
 	for i, e := range entries {
 		g := d.group(e, fmt.Sprintf("%s[%d]", f.path, i), run, names)
 		groups = append(groups, g)
+		if total <= MaxClients && total+g.Clients > MaxClients {
+			d.errorf(e, fmt.Sprintf("%s[%d].clients", f.path, i), "brings the workload to %d clients, more than %d in all; %s",
+				total+g.Clients, MaxClients, shardHint)
+		}
+		total += g.Clients
 	}
 	return groups
+}
+
+// MaxClients bounds a workload's clients over all its groups and shards, and
+// MaxClientsPerProcess the part of them one process runs (each held session costs about
+// three file descriptors and tens of kilobytes).
+const (
+	MaxClients           = 1_000_000
+	MaxClientsPerProcess = 100_000
+)
+
+const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (README \"Shards and Kubernetes\")"
+
+// CheckClientsPerProcess tells whether one process can run w, the part of a fleet it is given
+// (a shard's part, or the whole workload), within MaxClientsPerProcess.
+func (w *Workload) CheckClientsPerProcess() error {
+	total := 0
+	for _, g := range w.Groups {
+		total += g.Clients
+	}
+	if total > MaxClientsPerProcess {
+		return fmt.Errorf("workload %s: one process would run %d clients, more than %d; %s",
+			w.Name, total, MaxClientsPerProcess, shardHint)
+	}
+	return nil
 }
 
 func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) Group {

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -19,6 +20,9 @@ import (
 // MaxFileSize is the largest workload file accepted (1 MiB); real ones are a
 // few kilobytes.
 const MaxFileSize = 1 << 20
+
+// utf8BOM is the byte-order mark some editors put at the start of a UTF-8 file.
+var utf8BOM = []byte("\ufeff")
 
 var workloadSchema = schema{extensions: true, keys: []schemaKey{
 	{"name", "name the workload with lowercase letters, digits, - and _, e.g. name: seed-incident"},
@@ -69,6 +73,11 @@ func Parse(name string, data []byte) (w *Workload, err error) {
 		d.add(line, col, "", "file is not valid UTF-8; save it as UTF-8 text")
 		return nil, d.result()
 	}
+	data = bytes.TrimPrefix(data, utf8BOM) // editors on Windows save one; YAML allows it
+	if line, col, msg := scanShape(data); msg != "" {
+		d.add(line, col, "", msg)
+		return nil, d.result()
+	}
 	body, ok := d.parseYAML(data)
 	if !ok {
 		return nil, d.result()
@@ -95,6 +104,9 @@ func (d *decoder) parseYAML(data []byte) (body ast.Node, ok bool) {
 	for _, doc := range file.Docs {
 		if isNil(doc) || isNil(doc.Body) {
 			continue
+		}
+		if _, ok := doc.Body.(*ast.DirectiveNode); ok {
+			continue // %YAML 1.2, %TAG: the parser has applied them
 		}
 		if body != nil {
 			d.errorf(doc, "", "a second YAML document starts here; a workload file holds one document: remove this --- and what follows")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -112,10 +113,8 @@ func (d *decoder) urlTargetOf(m *mapping, uf *field) (Target, bool) {
 	if cf := m.field("ca_file"); cf != nil {
 		if s, ok := d.str(cf); ok {
 			t.CAFile = d.relative(s)
-			if st, err := os.Stat(t.CAFile); err != nil {
-				d.errorf(cf.node, cf.path, "cannot read %s: %v; give the path of a PEM file, relative to the workload file", s, unwrapPath(err))
-			} else if st.IsDir() {
-				d.errorf(cf.node, cf.path, "%s is a directory; give the path of a PEM file", s)
+			if msg := checkCAFile(t.CAFile, s); msg != "" {
+				d.errorf(cf.node, cf.path, "%s", msg)
 			}
 		}
 	}
@@ -155,22 +154,51 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// CheckURL checks a target URL; it returns "" or what is wrong and what to do.
-func CheckURL(s string) string {
-	u, err := url.Parse(s)
+// CheckURL checks a target URL; it returns "" or what is wrong and what to do. The URL is
+// quoted with any user-info cut out: it may carry a token.
+func CheckURL(raw string) string {
+	u, err := url.Parse(raw)
+	s := shownURL(raw)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("is not a URL (%v); write it as https://host[:port]/path", err)
+		return fmt.Sprintf("%q is not a URL (%v); write it as https://host[:port]/path", s, urlErr(err))
+	case u.User != nil:
+		return "carries credentials; put them in a header instead (headers: {Authorization: \"Bearer ${MCP_TOKEN}\"}), where they are never printed"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Sprintf("%q: the scheme must be http or https; write e.g. https://staging.example.com/mcp", s)
 	case u.Host == "" || u.Hostname() == "":
 		return fmt.Sprintf("%q has no host; write it as %s://host[:port]/path", s, u.Scheme)
-	case u.User != nil:
-		return "carries credentials; put them in a header instead (headers: {Authorization: \"Bearer ${MCP_TOKEN}\"}), where they are never printed"
+	case badPort(u.Port()):
+		return fmt.Sprintf("%q: port %s is not a TCP port; use a port from 1 to 65535", s, u.Port())
 	case u.Fragment != "":
 		return fmt.Sprintf("%q has a #fragment, which is never sent; remove it", s)
 	}
 	return ""
+}
+
+// shownURL is raw fit for output: any user-info (user:token@) replaced, parseable or not.
+func shownURL(raw string) string {
+	if i, j := strings.Index(raw, "://"), strings.LastIndex(raw, "@"); i >= 0 && j > i {
+		return raw[:i+3] + "REDACTED@" + raw[j+1:]
+	}
+	return raw
+}
+
+// urlErr is why url.Parse refused a URL, without the URL (which may carry credentials).
+func urlErr(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// badPort tells whether a URL's port (empty when the URL names none) is outside 1-65535.
+func badPort(p string) bool {
+	if p == "" {
+		return false
+	}
+	n, err := strconv.Atoi(p)
+	return err != nil || n < 1 || n > 65535
 }
 
 func (d *decoder) headers(f *field) []Header {
@@ -457,16 +485,21 @@ func (d *decoder) toxiproxyURL(f *field) string {
 
 // CheckToxiproxyURL checks the URL of a toxiproxy-server's API; it returns "" or what is wrong
 // and what to do.
-func CheckToxiproxyURL(s string) string {
-	u, err := url.Parse(s)
+func CheckToxiproxyURL(raw string) string {
+	u, err := url.Parse(raw)
+	s := shownURL(raw)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("is not a URL (%v); write it as http://host:8474", err)
+		return fmt.Sprintf("%q is not a URL (%v); write it as http://host:8474", s, urlErr(err))
+	case u.User != nil:
+		return "carries credentials, which a toxiproxy-server does not take; give only a scheme, host and port, e.g. http://127.0.0.1:8474"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Sprintf("%q is not an http URL; write the toxiproxy-server's API as http://host:port, e.g. http://127.0.0.1:8474", s)
 	case u.Hostname() == "":
 		return fmt.Sprintf("%q has no host; write it as http://host:port, e.g. http://127.0.0.1:8474", s)
-	case u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.User != nil:
+	case badPort(u.Port()):
+		return fmt.Sprintf("%q: port %s is not a TCP port; use a port from 1 to 65535", s, u.Port())
+	case u.Path != "" && u.Path != "/" || u.RawQuery != "":
 		return fmt.Sprintf("%q has more than a scheme, host and port; give only those, e.g. http://127.0.0.1:8474", s)
 	}
 	return ""

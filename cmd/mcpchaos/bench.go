@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/bench"
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -61,7 +62,7 @@ measuring process's PID on stderr, for a reading of /proc from outside.`,
 	f.IntVar(&o.Workers, "workers", 64, "concurrent establishments and calls")
 	f.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the server directly, not through embedded Toxiproxy")
 	f.StringVar(&kinds, "clients", bench.Lean+","+bench.GoSDK, "client kinds to measure, comma-separated")
-	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file")
+	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	f.DurationVar(&hold, "hold", 0, "keep the sessions held this long after reading them (for an outside reading of /proc)")
 	f.StringVar(&profiles, "heap-profiles", "", "write a heap profile of each measuring process's held sessions into this directory (KIND.heap.pb.gz; its memory figures then include the profiler's)")
 	f.StringVar(&child, "child", "", "")
@@ -78,6 +79,9 @@ type benchReport struct {
 }
 
 func benchParent(ctx context.Context, o bench.Options, kinds []string, hold time.Duration, profiles, jsonOut string, stdout, stderr io.Writer) error {
+	if err := checkJSONOut(jsonOut); err != nil {
+		return err
+	}
 	for _, k := range kinds {
 		if k != bench.Lean && k != bench.GoSDK {
 			return usagef("--clients: unknown client kind %q (want %s or %s)", k, bench.Lean, bench.GoSDK)
@@ -133,10 +137,14 @@ func benchParent(ctx context.Context, o bench.Options, kinds []string, hold time
 		}
 		rep.Results = append(rep.Results, r)
 	}
-	printBench(stdout, &rep)
+	if jsonOut == "-" {
+		printBench(stderr, &rep) // the JSON goes to stdout alone
+	} else {
+		printBench(stdout, &rep)
+	}
 	if jsonOut != "" {
 		data, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(jsonOut, append(data, '\n'), 0o644); err != nil {
+		if err := outfile.Write(jsonOut, stdout, append(data, '\n')); err != nil {
 			return err
 		}
 	}

@@ -66,6 +66,9 @@ could not; 2 for bad flags.`,
 				stderr := cmd.ErrOrStderr()
 				o.Progress = func(s string) { fmt.Fprintf(stderr, "inspect: %s\n", s) }
 			}
+			if err := checkJSONOut(jsonOut); err != nil {
+				return err
+			}
 			fp, err := inspect.Inspect(cmd.Context(), o)
 			if err != nil {
 				if cmd.Context().Err() != nil {
@@ -77,20 +80,26 @@ could not; 2 for bad flags.`,
 				}
 				return err
 			}
-			if err := inspect.WriteTable(cmd.OutOrStdout(), fp); err != nil {
+			table := cmd.OutOrStdout()
+			if jsonOut == "-" {
+				table = cmd.ErrOrStderr() // the JSON goes to stdout alone
+			}
+			if err := inspect.WriteTable(table, fp); err != nil {
 				return err
 			}
 			if jsonOut != "" {
 				if err := inspect.WriteJSONFile(jsonOut, fp); err != nil {
 					return fmt.Errorf("writing %s: %w", jsonOut, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
+				if jsonOut != "-" {
+					fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
+				}
 			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&jsonOut, "json", "", "also write the fingerprint as JSON to this file")
+	f.StringVar(&jsonOut, "json", "", "also write the fingerprint as JSON to this file (- for stdout)")
 	f.DurationVar(&o.TTL, "ttl", 0, "the server's session TTL: wait past it to see a TTL death and whether an open stream holds a session")
 	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")

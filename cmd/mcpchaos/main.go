@@ -81,6 +81,9 @@ func main() {
 		<-sigs
 		fmt.Fprintln(os.Stderr, "mcpchaos: second signal: exiting at once")
 		abandon.Abandon(os.Stderr)
+		if k := procsSecondSignal.Load(); k != nil {
+			k.abandon() // a --procs run: its shards and reference server end first (procs_children.go)
+		}
 		os.Exit(exitInterrupted)
 	}()
 	err := newRoot().ExecuteContext(ctx)

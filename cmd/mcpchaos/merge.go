@@ -40,6 +40,9 @@ unless --allow-partial, missing ones.`,
 			if err != nil {
 				return err
 			}
+			if err := checkOutputs("-o", out, fs); err != nil {
+				return err
+			}
 			parts, err := readShards(a, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -48,15 +51,11 @@ unless --allow-partial, missing ones.`,
 			if err != nil {
 				return err
 			}
-			if err := results.WriteFile(out, merged); err != nil {
-				return fmt.Errorf("writing the merged export: %w", err)
-			}
-			written, err := results.WriteCompanions(out, merged, fs)
-			if err != nil {
-				return err
-			}
 			w := cmd.OutOrStdout()
-			if !quiet {
+			if out == "-" {
+				w = cmd.ErrOrStderr() // the export is on stdout: the summary goes beside it
+			}
+			if !quiet { // the summary first: a full disk found when writing must not lose it
 				fmt.Fprintf(w, "mcpchaos: %s, %d shards merged\n\n", merged.Run.Workload, len(parts))
 				if err := results.WriteSummary(w, merged); err != nil {
 					return err
@@ -64,6 +63,10 @@ unless --allow-partial, missing ones.`,
 			}
 			if err := printThresholds(w, merged.Thresholds, ""); err != nil {
 				return err
+			}
+			written, err := writeExportSet(out, merged, fs)
+			if err != nil {
+				return fmt.Errorf("writing the merged export: %w", err)
 			}
 			fmt.Fprintf(w, "\nexport: %s\n", out)
 			if len(written) > 0 {
@@ -73,7 +76,7 @@ unless --allow-partial, missing ones.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "out", "o", "", "where to write the merged JSON export (required)")
+	f.StringVarP(&out, "out", "o", "", "where to write the merged JSON export (required; - for stdout)")
 	f.StringVar(&formats, "formats", strings.Join(results.Formats, ","), "companions written beside the merged export: csv, hgrm, junit, or none")
 	f.BoolVar(&allowPartial, "allow-partial", false, "merge even when some shards of 0..n-1 are missing")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print no summary table")

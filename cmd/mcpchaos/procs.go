@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -24,6 +22,9 @@ import (
 // common start time.
 const procsLead = 3 * time.Second
 
+// childGrace is how long a child process gets to end after a signal before it is killed.
+const childGrace = 5 * time.Second
+
 // runProcs runs the workload as n shard processes on this machine (--procs n): one process can
 // hold only so many sessions (20,000 descriptors, 3 per proxied session), and n processes share
 // the machine's cores. With the built-in target, one reference server serves every shard from
@@ -31,6 +32,12 @@ const procsLead = 3 * time.Second
 // has its own embedded Toxiproxy, so faults never collide. The parent shows one combined
 // progress view, reports a shard that dies, and merges the shards' exports exactly at the end,
 // keeping the others' results.
+//
+// Signals behave as for a single run. The children run in process groups of their own, so a
+// terminal's Ctrl-C (sent to the whole foreground group) reaches only this process, which
+// passes each signal on once, by PID: the first drains every shard and merges what they
+// exported; the second makes the shards remove their external proxies and exit, and stops the
+// reference server, before this process exits (see procsChildren.abandon).
 func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
 	formats, err := parseFormats(fl.formats)
 	if err != nil {
@@ -45,79 +52,33 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	if out == "" {
 		out = results.DefaultPath(w.Name, start)
 	}
-	dir := strings.TrimSuffix(out, filepath.Ext(out)) + ".shards"
+	shardsOut := out
+	if out == "-" {
+		shardsOut = results.DefaultPath(w.Name, start)
+	}
+	dir := strings.TrimSuffix(shardsOut, filepath.Ext(shardsOut)) + ".shards"
+	if err := checkOutputs("--out", out, formats); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	kids := &procsChildren{}
+	procsSecondSignal.Store(kids)
+	defer procsSecondSignal.Store(nil)
+	defer kids.stopServe()
 
-	extra, stopServe, err := shardFlags(ctx, self, arg, w, fl, stderr)
-	if err != nil {
-		return err
-	}
-	defer stopServe()
-	shards, err := startShards(self, arg, dir, n, start, extra, stderr)
-	if err != nil {
-		return err
-	}
-	// Ctrl-C reaches the children from the terminal; a signal sent to this process alone is
-	// passed on, by PID, to the children it started.
-	stopForward := context.AfterFunc(ctx, func() {
-		for _, s := range shards {
-			s.signal(syscall.SIGINT)
-		}
-	})
-	defer stopForward()
-
-	names := make([]string, len(w.Groups))
-	for i, g := range w.Groups {
-		names[i] = g.Name
-	}
-	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
-		return sumStatus(names, shards)
-	}, func(time.Time) (string, []string) { return shardsRun(shards) })
-	var wg sync.WaitGroup
-	for _, s := range shards {
-		wg.Go(s.wait)
-	}
-	wg.Wait()
-	stopProgress()
-
-	parts, died, interrupted := collectShards(shards, ctx.Err() != nil)
-	if len(parts) == 0 {
-		return fmt.Errorf("no shard wrote an export; failed: %s", strings.Join(died, ", "))
-	}
-	merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: true})
-	if err != nil {
-		return fmt.Errorf("merging the shards: %w", err)
-	}
-	if interrupted {
-		merged.Run.Interrupted = true
-	}
-	if err := writeMerged(stdout, out, dir, merged, formats, fl.quiet, fmt.Sprintf("%s in %d processes", w.Name, n)); err != nil {
-		return err
-	}
-	switch {
-	case interrupted:
-		return errInterrupted
-	case len(died) > 0:
-		return fmt.Errorf("%s failed; the export merges the %d shards that finished", strings.Join(died, ", "), len(parts))
-	}
-	return verdictError(merged)
-}
-
-// shardFlags are the flags every shard process gets beside its own: the run's target and
-// thresholds flags, and with the built-in target the URL of one reference server in a process
-// of its own (stopped by the returned function) that every shard's clients meet.
-func shardFlags(ctx context.Context, self, arg string, w *workloads.Workload, fl runFlags, stderr io.Writer) ([]string, func(), error) {
 	var extra []string
-	stop := func() {}
 	if w.Target.Builtin != nil && fl.target.url == "" {
-		url, stopServe, err := startServeProcess(ctx, self, arg, stderr)
+		url, stop, err := startServeProcess(self, arg, stderr)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		stop = stopServe
+		kids.setServe(stop)
 		extra = append(extra, "--target", url)
+	}
+	if ctx.Err() != nil {
+		return errInterrupted // interrupted while setting up: nothing ran, nothing to export
 	}
 	extra = append(extra, fl.target.args()...)
 	for _, t := range fl.thresholds {
@@ -129,36 +90,35 @@ func shardFlags(ctx context.Context, self, arg string, w *workloads.Workload, fl
 	for _, l := range fl.labels {
 		extra = append(extra, "--label", l)
 	}
-	return extra, stop, nil
-}
-
-// startShards starts n shard processes of `run arg`, each with extra arguments, all starting
-// their clients at start; if one cannot start, those started are stopped.
-func startShards(self, arg, dir string, n int, start time.Time, extra []string, stderr io.Writer) ([]*shardProc, error) {
-	shards := make([]*shardProc, n)
-	for i := range shards {
-		file := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
-		args := append([]string{"run", arg,
-			"--shard", fmt.Sprintf("%d/%d", i, n),
-			"--start-at", start.Format(time.RFC3339Nano),
-			"--out", file, "--progress", "json", "--quiet", "--formats", "none"}, extra...)
-		sp, err := startShard(self, args, i, file, stderr)
-		if err != nil {
-			for _, s := range shards[:i] {
-				s.signal(syscall.SIGTERM)
-				s.wait()
-			}
-			return nil, fmt.Errorf("starting shard %d: %w", i, err)
-		}
-		shards[i] = sp
+	if err := kids.startShards(ctx, self, arg, dir, n, start, extra, stderr); err != nil {
+		return err
 	}
-	return shards, nil
+	fmt.Fprintf(stderr, "mcpchaos: %s: %d shard processes setting up; starting at %s\n", w.Name, n, start.UTC().Format(time.RFC3339Nano))
+	// A signal this process gets is passed on, once, to every shard it started.
+	stopForward := context.AfterFunc(ctx, func() { kids.signal(syscall.SIGINT) })
+	defer stopForward()
+
+	names := make([]string, len(w.Groups))
+	for i, g := range w.Groups {
+		names[i] = g.Name
+	}
+	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
+		return sumStatus(names, kids.shards)
+	}, func(time.Time) (string, []string) { return shardsRun(kids.shards) })
+	kids.wait()
+	stopProgress()
+	return mergeShards(ctx, w, fl, out, dir, formats, n, kids.shards, stdout, stderr)
 }
 
-// collectShards reads the exports of the shards that ended, and says which died and whether
-// one was interrupted.
-func collectShards(shards []*shardProc, interrupted bool) (parts []results.Part, died []string, _ bool) {
-	for _, s := range shards {
+// collectShards reads the exports the shards wrote; died are the shards that failed, missing
+// those that wrote no export (or never started), each with why.
+func collectShards(shards []*shardProc, n int, interrupted bool) (parts []results.Part, died, missing []string, _ bool) {
+	for i := range n {
+		if i >= len(shards) {
+			missing = append(missing, fmt.Sprintf("shard %d (never started: interrupted)", i))
+			continue
+		}
+		s := shards[i]
 		code := s.cmd.ProcessState.ExitCode()
 		switch {
 		case code == exitInterrupted:
@@ -168,26 +128,50 @@ func collectShards(shards []*shardProc, interrupted bool) (parts []results.Part,
 		}
 		e, err := results.ReadFile(s.file)
 		if err != nil {
-			if code == exitOK {
-				died = append(died, fmt.Sprintf("shard %d (no export: %v)", s.index, err))
+			why := err.Error()
+			if errors.Is(err, os.ErrNotExist) {
+				why = "it wrote none: " + s.cmd.ProcessState.String()
 			}
+			missing = append(missing, fmt.Sprintf("shard %d (%s)", s.index, why))
 			continue
 		}
 		parts = append(parts, results.Part{File: s.file, Export: e})
 	}
-	return parts, died, interrupted
+	return parts, died, missing, interrupted
 }
 
-// writeMerged writes the merged export and its companions and prints its summary.
-func writeMerged(stdout io.Writer, out, dir string, merged *results.Export, formats []string, quiet bool, what string) error {
-	if err := results.WriteFile(out, merged); err != nil {
-		return fmt.Errorf("writing the export: %w", err)
+// mergeShards merges the exports the shards wrote, says which shards wrote none (on stdout and
+// in the export's notes), and writes the merged export. An interrupted run whose shards never
+// got as far as running has nothing to merge and ends as a single run would: exit 130.
+func mergeShards(ctx context.Context, w *workloads.Workload, fl runFlags, out, dir string, formats []string, n int,
+	shards []*shardProc, stdout, stderr io.Writer) error {
+	if out == "-" {
+		stdout = stderr // the export is on stdout: the summary goes beside it, not into it
 	}
-	if _, err := results.WriteCompanions(out, merged, formats); err != nil {
-		return err
+	parts, died, missing, interrupted := collectShards(shards, n, ctx.Err() != nil)
+	if len(parts) == 0 {
+		if interrupted {
+			fmt.Fprintf(stderr, "mcpchaos: interrupted before any shard exported; nothing to merge: %s\n", strings.Join(missing, ", "))
+			return errInterrupted
+		}
+		return fmt.Errorf("no shard wrote an export: %s", strings.Join(missing, ", "))
 	}
-	if !quiet {
-		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s\n\n", what, merged.Run.Target)
+	merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: true})
+	if err != nil {
+		return fmt.Errorf("merging the shards: %w", err)
+	}
+	if interrupted {
+		merged.Run.Interrupted = true
+	}
+	var problems []string
+	if len(missing) > 0 {
+		p := fmt.Sprintf("not in this merge, %d of %d shards: %s", len(missing), n, strings.Join(missing, ", "))
+		merged.Run.Notes = append(merged.Run.Notes, p)
+		problems = append(problems, p)
+	}
+	// The summary first: a full disk found when writing the export must not lose it.
+	if !fl.quiet {
+		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
@@ -195,19 +179,24 @@ func writeMerged(stdout io.Writer, out, dir string, merged *results.Export, form
 			return err
 		}
 	}
+	for _, p := range problems {
+		fmt.Fprintf(stdout, "problem: %s\n", p)
+	}
+	written, err := writeExportSet(out, merged, formats)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "\nexport: %s (shards in %s)\n", out, dir)
-	return nil
-}
-
-// shardProc is one shard process and the last status line it reported.
-type shardProc struct {
-	index int
-	file  string
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	last  []groupStatus
-	run   statusLine // the last status line's phase and faults
-	read  sync.WaitGroup
+	if len(written) > 0 {
+		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
+	}
+	switch {
+	case interrupted:
+		return errInterrupted
+	case len(died)+len(missing) > 0:
+		return fmt.Errorf("%s failed; the export merges the %d shards that finished", strings.Join(append(died, missing...), ", "), len(parts))
+	}
+	return verdictError(merged)
 }
 
 // shardsRun is the phase the shards report (the first that reports one) and every fault in
@@ -226,49 +215,6 @@ func shardsRun(shards []*shardProc) (phase string, fs []string) {
 		s.mu.Unlock()
 	}
 	return phase, fs
-}
-
-func startShard(self string, args []string, index int, file string, stderr io.Writer) (*shardProc, error) {
-	s := &shardProc{index: index, file: file, cmd: exec.Command(self, args...)}
-	pipe, err := s.cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	s.read.Go(func() {
-		sc := bufio.NewScanner(pipe)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if js, ok := strings.CutPrefix(line, statusPrefix); ok {
-				var st statusLine
-				if json.Unmarshal([]byte(js), &st) == nil {
-					gs := st.Groups
-					s.mu.Lock()
-					s.last = gs
-					s.run = statusLine{Phase: st.Phase, Faults: st.Faults}
-					s.mu.Unlock()
-				}
-				continue
-			}
-			fmt.Fprintf(stderr, "shard %d: %s\n", index, line)
-		}
-	})
-	return s, nil
-}
-
-// wait waits for the process and for its output to be read.
-func (s *shardProc) wait() {
-	s.read.Wait()
-	_ = s.cmd.Wait()
-}
-
-func (s *shardProc) signal(sig os.Signal) {
-	if s != nil && s.cmd.Process != nil {
-		_ = s.cmd.Process.Signal(sig) // a process this one started, by its PID
-	}
 }
 
 // sumStatus adds up the shards' last status lines, group by group.
@@ -292,10 +238,11 @@ func sumStatus(names []string, shards []*shardProc) []groupStatus {
 }
 
 // startServeProcess starts `mcpchaos serve --from WORKLOAD` on a loopback port and returns its
-// URL and a function that stops it (by its PID).
-func startServeProcess(ctx context.Context, self, arg string, stderr io.Writer) (string, func(), error) {
+// URL and a function that stops it (by its PID): SIGTERM, then SIGKILL after childGrace.
+func startServeProcess(self, arg string, stderr io.Writer) (string, func(), error) {
 	srv := exec.Command(self, "serve", "--from", arg, "--addr", "127.0.0.1:0")
 	srv.Stderr = stderr
+	srv.SysProcAttr = childAttr()
 	out, err := srv.StdoutPipe()
 	if err != nil {
 		return "", nil, err
@@ -309,7 +256,7 @@ func startServeProcess(ctx context.Context, self, arg string, stderr io.Writer) 
 		go func() { _ = srv.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(childGrace):
 			_ = srv.Process.Kill()
 			<-done
 		}
@@ -320,7 +267,6 @@ func startServeProcess(ctx context.Context, self, arg string, stderr io.Writer) 
 		stop()
 		return "", nil, errors.Join(errors.New("the reference server did not say where it listens"), err)
 	}
-	_ = ctx
 	return fields[4], stop, nil
 }
 

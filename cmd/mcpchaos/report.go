@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/report"
 )
@@ -23,6 +24,9 @@ is embedded, and it loads nothing from the network, so it can be archived as a C
 opened offline. -o - writes it to stdout.`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if err := outfile.Check(out); err != nil {
+				return usagef("-o %s: %v", out, err)
+			}
 			var runs []report.Run
 			for _, p := range a {
 				e, err := readExport(p)

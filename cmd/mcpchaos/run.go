@@ -85,7 +85,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&fl.out, "out", "o", "", "where to write the JSON export (default ./mcpchaos-results/<workload>-<time>.json)")
+	f.StringVarP(&fl.out, "out", "o", "", "where to write the JSON export (default ./mcpchaos-results/<workload>-<time>.json; - for stdout)")
 	f.StringVar(&fl.progress, "progress", "auto", "live progress: auto (bars on a terminal, lines elsewhere), bars, lines, json (a status line a second, for a parent process), off")
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no summary table")
 	f.StringVar(&fl.formats, "formats", strings.Join(results.Formats, ","), "companions written beside the JSON export: csv, hgrm, junit (comma-separated), or none")
@@ -179,6 +179,12 @@ func parseFormats(s string) ([]string, error) {
 func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.Writer) error {
 	formats, _ := parseFormats(fl.formats) // checked by fl.plan
 	w := plan.Workload
+	if err := checkOutputs("--out", outPath(fl.out, w.Name), formats); err != nil {
+		return err
+	}
+	if fl.out == "-" {
+		stdout = stderr // the export is on stdout: the summary goes beside it
+	}
 	opts := []engine.Option{
 		engine.WithToolVersion(version), engine.WithStderr(stderr), engine.WithAbandoner(abandonerOf(ctx)),
 		engine.WithObserver(&progressObserver{mode: fl.progress, out: stderr}),
@@ -205,15 +211,16 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	if out == "" {
 		out = results.DefaultPath(w.Name, exp.Run.Start)
 	}
-	written, err := writeExport(out, exp, formats)
-	if err != nil {
-		return errors.Join(setupCause(runErr), err)
-	}
+	// The summary first: a full disk found when writing the export must not lose it.
 	var se *engine.SetupError
 	if errors.As(runErr, &se) {
 		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s could not start\nproblem: %s\n", w.Name, exp.Run.Target, exp.Run.Error)
 	} else if err := printRun(stdout, fl, plan, exp, problems); err != nil {
 		return err
+	}
+	written, err := writeExportSet(out, exp, formats)
+	if err != nil {
+		return errors.Join(setupCause(runErr), err)
 	}
 	fmt.Fprintf(stdout, "\nexport: %s\n", out)
 	if len(written) > 0 {
@@ -252,14 +259,6 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 		return thresholdsGate(exp.Thresholds)
 	}
 	return nil
-}
-
-// writeExport writes the export and its companions.
-func writeExport(out string, exp *results.Export, formats []string) ([]string, error) {
-	if err := results.WriteFile(out, exp); err != nil {
-		return nil, fmt.Errorf("writing the export: %w", err)
-	}
-	return results.WriteCompanions(out, exp, formats)
 }
 
 // printRun prints a finished run's summary, its problems and its thresholds.

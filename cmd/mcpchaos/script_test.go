@@ -20,18 +20,19 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// Servers for scripts (script_servers_test.go): refserver, toxiproxy, proxies.
-			"refserver":   cmdRefServer,
-			"toxiproxy":   cmdToxiproxy,
-			"proxies":     cmdProxies,
-			"sigterm":     cmdSigterm,
-			"checkexport": cmdCheckExport,
-			"freeaddr":    cmdFreeAddr,
-			"waitmetrics": cmdWaitMetrics,
-			"echoserver":  cmdEchoServer,
-			"nosecret":    cmdNoSecret,
-			"stopserver":  cmdStop,
-			"tlsserver":   cmdTLSServer,
-			"sigint2":     cmdSigint2,
+			"refserver":      cmdRefServer,
+			"toxiproxy":      cmdToxiproxy,
+			"proxies":        cmdProxies,
+			"sigterm":        cmdSigterm,
+			"checkexport":    cmdCheckExport,
+			"freeaddr":       cmdFreeAddr,
+			"waitmetrics":    cmdWaitMetrics,
+			"echoserver":     cmdEchoServer,
+			"redirectserver": cmdRedirectServer,
+			"nosecret":       cmdNoSecret,
+			"stopserver":     cmdStop,
+			"tlsserver":      cmdTLSServer,
+			"sigint2":        cmdSigint2,
 			// status N CMD ARGS...: run CMD and require exit status N exactly.
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {

@@ -1,0 +1,105 @@
+package workloads
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// parseAlloc parses src and returns the error and the bytes allocated meanwhile.
+func parseAlloc(t *testing.T, name, src string) (error, uint64) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Parse(name, []byte(src))
+	runtime.ReadMemStats(&after)
+	return err, after.TotalAlloc - before.TotalAlloc
+}
+
+// Deep nesting is refused before the parser sees it: 32,000 "[" (64 KB) took the parser
+// 4 GB. The bound on allocation is generous; the parser's own use was thousands of times it.
+func TestDeepNestingRefusedBeforeParsing(t *testing.T) {
+	indented := strings.Builder{}
+	for i := range 200 {
+		fmt.Fprintf(&indented, "%s- \n", strings.Repeat(" ", 2*i))
+	}
+	for _, tc := range []struct {
+		name, src string
+		line, col int
+	}{
+		// The top level counts as a block level, and so does its first bracket.
+		{"flow sequences", strings.Repeat("[", 32000), 1, maxDepth},
+		{"flow mappings", strings.Repeat("{a: ", 20000), 1, 4*(maxDepth-1) + 1},
+		{"compact block sequences", "name: t\ngroups: " + strings.Repeat("- ", 100000), 2, 9 + 2*(maxDepth-1)},
+		{"indented block sequences", indented.String(), maxDepth, 2*maxDepth - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err, alloc := parseAlloc(t, "deep.yaml", tc.src)
+			want := fmt.Sprintf("deep.yaml:%d:%d: nested more than %d levels deep", tc.line, tc.col, maxDepth)
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("got %v, want %s", err, want)
+			}
+			if alloc > 16<<20 {
+				t.Errorf("allocated %d MB refusing it", alloc>>20)
+			}
+		})
+	}
+}
+
+// Brackets, dashes and stars inside quotes, comments and plain text are not structure.
+func TestShapeScanReadsOnlyStructure(t *testing.T) {
+	deep := strings.Repeat("[", 3*maxDepth)
+	src := edit(t, "name: t\n", "name: t # "+deep+"\ndescription: \""+deep+" \\\" "+deep+"\"\nx-a: '"+deep+" '' "+deep+"'\nx-b: don't "+deep+" * - ? 2*3\n")
+	if _, err := Parse("ok.yaml", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCAFileReadsAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	notPEM := filepath.Join(dir, "not.pem")
+	big := filepath.Join(dir, "big.pem")
+	if err := os.WriteFile(notPEM, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, make([]byte, MaxCAFileSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, want string }{
+		{"/dev/zero", "target.ca_file: /dev/zero is not a regular file"},
+		{big, "is larger than 1048576 bytes"},
+		{notPEM, "not.pem holds no PEM certificate"},
+		{dir, "is a directory"},
+		{filepath.Join(dir, "missing.pem"), "cannot read"},
+	} {
+		src := strings.Replace(urlBase, "  http_version: \"2\"\n", "  http_version: \"2\"\n  ca_file: "+tc.file+"\n", 1)
+		_, err := Parse(filepath.Join(dir, "w.yaml"), []byte(src))
+		if err == nil || !strings.Contains(err.Error(), "w.yaml:9:12: target.ca_file: ") || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ca_file %s: %v, want 9:12 and %q", tc.file, err, tc.want)
+		}
+	}
+}
+
+// A workload's fleet is capped in all and per process, pointing to shards.
+func TestClientsCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: t\ntarget: {builtin: {session_ttl: 3s}}\nphases: [{duration: 1s, calls: true}]\ngroups:\n")
+	for i := range 1000 { // 100 million clients
+		fmt.Fprintf(&b, "  - {name: g%d, clients: 100000, policy: naive}\n", i)
+	}
+	_, err := Parse("huge.yaml", []byte(b.String()))
+	want := "huge.yaml:15:5: groups[10].clients: brings the workload to 1100000 clients, more than 1000000 in all; run a large fleet as shards: --procs N"
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Count(err.Error(), "\n") != 0 {
+		t.Fatalf("got %v, want one error: %s", err, want)
+	}
+	w, err := Parse("big.yaml", []byte(strings.Replace(base, "clients: 1\n    policy: naive\n", "clients: 100000\n    policy: naive\n  - {name: h, clients: 100000, policy: probe}\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CheckClientsPerProcess(); err == nil || !strings.Contains(err.Error(), "one process would run 200000 clients, more than 100000; run a large fleet as shards") {
+		t.Errorf("one process: %v", err)
+	}
+}
