@@ -21,6 +21,9 @@ import (
 func (r *runner) schedule() []faults.Scheduled {
 	var s []faults.Scheduled
 	for _, f := range r.w.Faults {
+		if f.Action != nil {
+			continue // actions run beside the toxics (release.go)
+		}
 		var proxies []string
 		for _, g := range r.w.Groups {
 			if f.AppliesTo(g.Name) {
@@ -104,6 +107,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	exp.Faults = append([]results.FaultAt(nil), r.faultLog...)
 	r.faultMu.Unlock()
 	exp.Phases = phasesRun(r.w.Phases, end.Sub(start))
+	r.exportRelease(exp)
 	return exp, nil
 }
 

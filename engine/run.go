@@ -34,6 +34,7 @@ type runner struct {
 
 	faultMu  sync.Mutex
 	faultLog []results.FaultAt
+	rel      release // restart, rebalance, scale, exec, wait_for (release.go)
 
 	abortMu  sync.Mutex
 	aborted  *gate.Threshold
@@ -124,10 +125,14 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 		return nil, ErrInterrupted
 	}
 	var wg sync.WaitGroup
-	var faultErr error
+	var faultErr, actionErr error
 	wg.Go(func() {
 		defer guard.Catch(runCtx, "fault schedule")
 		faultErr = faults.RunSchedule(runCtx, r.inj, start, r.schedule(), r.noteFault)
+	})
+	wg.Go(func() {
+		defer guard.Catch(runCtx, "actions")
+		actionErr = r.runActions(runCtx, start)
 	})
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
@@ -138,6 +143,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	wg.Wait()
 	end := time.Now()
 	obs.stop(ctx, end)
+	r.rel.err = actionErr
 	return r.finish(start, end, sig.Err() != nil, h, faultErr, tl.result)
 }
 
@@ -159,6 +165,9 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if faultErr != nil {
 		problems = append(problems, "fault schedule: "+faultErr.Error())
 	}
+	if r.rel.err != nil {
+		problems = append(problems, "action failed: "+r.rel.err.Error())
+	}
 	if panicked != nil {
 		problems = append([]string{panicked.Error() + " (stack on stderr); the run was stopped"}, problems...)
 	}
@@ -166,7 +175,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		problems = append(problems, line)
 		fatal = true
 	}
-	fatal = fatal || faultErr != nil || panicked != nil
+	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
 	if r.opts.onProblems != nil {
 		r.opts.onProblems(problems)
 	}

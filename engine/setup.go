@@ -33,6 +33,9 @@ func (r *runner) setUp(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := r.prepareActions(); err != nil {
+		return err
+	}
 	if err := r.startInjector(ctx); err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.Group, conn clients.C
 func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 	t := r.w.Target
 	if t.Builtin != nil {
-		inst, err := refserver.Start("127.0.0.1:0", ReferenceConfig(t.Builtin).WithDefaults())
+		inst, err := r.startBuiltin(ReferenceConfig(t.Builtin).WithDefaults())
 		if err != nil {
 			return clients.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
 		}
@@ -115,7 +118,7 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 			return clients.Conn{}, nil, err
 		}
 		r.tgt.label = "builtin"
-		return clients.Conn{URL: u}, clients.TruthFunc(inst.Server.DeathTime), nil
+		return clients.Conn{URL: u}, clients.TruthFunc(inst.DeathTime), nil
 	}
 	u, err := url.Parse(t.URL)
 	if err != nil {
@@ -158,6 +161,9 @@ func (r *runner) startInjector(ctx context.Context) error {
 	r.opts.abandon.add(ext)
 	r.tgt.prefix, r.tgt.toxiproxy = ext.Prefix(), r.w.Toxiproxy
 	for _, f := range r.w.Faults {
+		if f.Action != nil {
+			continue // not a toxic: nothing to check on the toxiproxy-server
+		}
 		t := faults.Toxic{Name: f.Name, Type: f.Toxic, Stream: f.Stream, Attributes: f.Attributes}
 		if err := ext.Check(ctx, []faults.Toxic{t}); err != nil {
 			if ctx.Err() != nil {

@@ -10,6 +10,12 @@
 // the load-balancer idle drop that ends an SSE stream without ending its
 // session, and down, which takes a whole proxy away for a while.
 //
+// Beside toxics, a schedule holds actions (action.go, one file per kind):
+// restart, rebalance and scale act on the reference server's Topology (a
+// rolling deploy, a load balancer losing affinity, an autoscaler); exec runs
+// the user's own deploy command and wait_for waits for readiness, for a real
+// target. RunActions carries them out one after another.
+//
 // What it must not do:
 //   - Listen anywhere but loopback. Proxies bind 127.0.0.1 only; a fault proxy
 //     reachable from the network would let others into the run and could
@@ -22,6 +28,9 @@
 //   - Leave anything behind. Whatever it added it removes, on every exit path:
 //     RunSchedule removes its faults when it returns, Injector.Close removes
 //     every proxy.
+//   - Run anything the workload did not name, or kill anything it did not
+//     start: an exec command runs in its own process group, and only that
+//     group is killed, on timeout or when the run ends.
 //   - Wait without bound. A Toxiproxy call that cannot finish (a peer that
 //     reads nothing holds a toxic chain that cannot be paused) is abandoned
 //     after CallBound with a note (ErrAbandoned); Close is bounded the same way.

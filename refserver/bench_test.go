@@ -17,7 +17,8 @@ func BenchmarkNotifyAll(b *testing.B) {
 	defer srv.Close()
 	now := srv.now()
 	for range sessions {
-		rec := &session{key: newSessionKey(), log: newEventLog(&srv.limits)}
+		key := newSessionKey()
+		rec := &session{key: key, log: newEventLog(srv.limits, key)}
 		rec.lastRefresh.Store(now)
 		srv.logs.add(rec.key, rec.log)
 		srv.sessions.add(rec)

@@ -19,6 +19,14 @@
 // The server knows the exact moment each session died ([Server.DeathTime]),
 // which lets mcpchaos measure detection delay exactly against it.
 //
+// A [Cluster] is the production shape of the same server: replicas, each
+// with its own session store, behind an embedded router that is sticky on
+// Mcp-Session-Id (or hashes, or has no affinity), with the event log per
+// replica, shared in memory, or in Redis Streams (redislog.go). It can be
+// restarted replica by replica (a rolling deploy), lose its affinities
+// (rebalance) and be scaled, and it keeps the cause of every death too:
+// which replica, which fault ([Cluster.Death]).
+//
 // It is built to hold tens of thousands of open GET streams in one process:
 // the only goroutine per session is the HTTP handler of an open stream; one
 // shared ticker goroutine emits notifications, keepalives and reaps; the
@@ -27,8 +35,9 @@
 //
 // What it must not do: it is a test fixture, not a production MCP server. It
 // implements only what mcpchaos needs (ping, tools/list and two tools, echo
-// and slow, logging/setLevel), keeps everything in memory, and has no
-// authentication. It must not reach for other packages of mcpchaos: clients,
+// and slow, logging/setLevel), keeps everything in memory (a Redis event log
+// aside, whose keys it deletes when it closes, and no one else's), and has
+// no authentication. It must not reach for other packages of mcpchaos: clients,
 // faults and metrics depend on it being a plain server on the wire, nothing
 // more.
 package refserver

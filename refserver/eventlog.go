@@ -24,9 +24,21 @@ type event struct {
 
 // logLimits are the settings every log of a server shares.
 type logLimits struct {
-	ids       atomic.Uint64 // the server's one event-id counter
+	ids       atomic.Uint64 // the server's (or cluster's) one event-id counter
 	max       int           // RetentionEvents
 	retention int64         // nanos; 0: no time limit
+	mirror    logMirror     // a durable copy of every event (Redis), or nil
+}
+
+// logMirror keeps a durable copy of the event logs outside the process (a
+// Redis stream per session), so that a replica that never held a session, or
+// one restarted since, can still replay it: the production shape of the
+// seed's trap. Copies are written under the log's lock, so each stays in id
+// order.
+type logMirror interface {
+	append(key sessionKey, e event)
+	// load returns the events of key still within retention, oldest first.
+	load(key sessionKey, now int64) ([]event, bool)
 }
 
 // eventLog is the event log of one session: every event of its streams, in
@@ -35,6 +47,7 @@ type logLimits struct {
 // Retention allows; answering a replay from it says nothing about liveness.
 type eventLog struct {
 	lim *logLimits
+	key sessionKey // the session the log belongs to: names its mirror
 
 	mu         sync.Mutex
 	events     []event // events[head:] are kept, oldest first
@@ -45,7 +58,7 @@ type eventLog struct {
 	followers  []*follower // open connections reading this log
 }
 
-func newEventLog(lim *logLimits) *eventLog { return &eventLog{lim: lim} }
+func newEventLog(lim *logLimits, key sessionKey) *eventLog { return &eventLog{lim: lim, key: key} }
 
 // follower is one open SSE connection reading one stream of a log: the
 // handler goroutine of a GET. Emitters poke it; it pulls what is new from the
@@ -91,8 +104,12 @@ func (l *eventLog) evictLocked(now int64) {
 
 func (l *eventLog) appendLocked(now int64, stream uint32, data []byte, final bool) uint64 {
 	id := l.lim.ids.Add(1) // taken under l.mu, so each log stays in id order
-	l.events = append(l.events, event{id: id, at: now, stream: stream, final: final, data: data})
+	e := event{id: id, at: now, stream: stream, final: final, data: data}
+	l.events = append(l.events, e)
 	l.evictLocked(now)
+	if l.lim.mirror != nil {
+		l.lim.mirror.append(l.key, e)
+	}
 	return id
 }
 
@@ -247,10 +264,12 @@ type logShard struct {
 	logs map[sessionKey]*eventLog
 }
 
-func (st *logStore) init() {
+func newLogStore() *logStore {
+	st := &logStore{}
 	for i := range st.shards {
 		st.shards[i].logs = make(map[sessionKey]*eventLog)
 	}
+	return st
 }
 
 func (st *logStore) add(k sessionKey, l *eventLog) {
@@ -298,4 +317,16 @@ func (st *logStore) freeIdle(k sessionKey, l *eventLog, now int64) {
 	if sh.logs[k] == l && l.idle(now) {
 		delete(sh.logs, k)
 	}
+}
+
+// addIfAbsent adds l for k unless k has a log already, and returns k's log.
+func (st *logStore) addIfAbsent(k sessionKey, l *eventLog) *eventLog {
+	sh := &st.shards[k.shard()]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if old := sh.logs[k]; old != nil {
+		return old
+	}
+	sh.logs[k] = l
+	return l
 }

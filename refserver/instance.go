@@ -16,9 +16,11 @@ const Path = "/mcp"
 // Instance is a Server listening on a real address, for `mcpchaos serve`
 // and for tests.
 type Instance struct {
-	URL    string // the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp
-	Addr   string // the address listened on, e.g. 127.0.0.1:PORT
-	Server *Server
+	URL    string  // the MCP endpoint, e.g. http://127.0.0.1:PORT/mcp
+	Addr   string  // the address listened on, e.g. 127.0.0.1:PORT
+	Server *Server // the lone server; nil when Cluster serves
+	// Cluster is the replicas and their router, when started by StartCluster.
+	Cluster *Cluster
 
 	http      *http.Server
 	served    chan error
@@ -37,17 +39,53 @@ func Start(addr string, cfg Config) (*Instance, error) {
 		return nil, fmt.Errorf("target: listen on %s: %w", addr, err)
 	}
 	srv := New(cfg)
-	mux := http.NewServeMux()
-	mux.Handle(Path, srv)
-	inst := &Instance{
-		URL:    "http://" + ln.Addr().String() + Path,
-		Addr:   ln.Addr().String(),
-		Server: srv,
-		http:   &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
-		served: make(chan error, 1),
+	return listenAndServe(ln, &Instance{Server: srv}, srv), nil
+}
+
+// StartCluster is Start for a Cluster of topo: the router listens on addr.
+func StartCluster(addr string, cfg Config, topo Topology) (*Instance, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("target: listen on %s: %w", addr, err)
 	}
+	c, err := NewCluster(cfg, topo)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	return listenAndServe(ln, &Instance{Cluster: c}, c), nil
+}
+
+// HealthPath answers 200 while the instance serves: what a readiness check
+// (a workload's wait_for, a Kubernetes probe) asks.
+const HealthPath = "/healthz"
+
+func listenAndServe(ln net.Listener, inst *Instance, h http.Handler) *Instance {
+	mux := http.NewServeMux()
+	mux.Handle(Path, h)
+	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	inst.URL = "http://" + ln.Addr().String() + Path
+	inst.Addr = ln.Addr().String()
+	inst.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	inst.served = make(chan error, 1)
 	go func() { inst.served <- inst.http.Serve(ln) }()
-	return inst, nil
+	return inst
+}
+
+// DeathTime is the truth about the served sessions' deaths.
+func (i *Instance) DeathTime(sessionID string) (time.Time, bool) {
+	if i.Cluster != nil {
+		return i.Cluster.DeathTime(sessionID)
+	}
+	return i.Server.DeathTime(sessionID)
+}
+
+// Stats are the counters of the server, or of the cluster's replicas.
+func (i *Instance) Stats() Stats {
+	if i.Cluster != nil {
+		return i.Cluster.Stats()
+	}
+	return i.Server.Stats()
 }
 
 // shutdownGrace bounds how long Close waits for requests in flight.
@@ -57,7 +95,12 @@ const shutdownGrace = 2 * time.Second
 // shutdownGrace for requests in flight. It is idempotent.
 func (i *Instance) Close() error {
 	i.closeOnce.Do(func() {
-		i.Server.Close() // streams and slow tools end, so Shutdown need not wait for them
+		// Streams and slow tools end first, so Shutdown need not wait for them.
+		if i.Cluster != nil {
+			i.Cluster.Close()
+		} else {
+			i.Server.Close()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		if err := i.http.Shutdown(ctx); err != nil {

@@ -70,7 +70,8 @@ func (s *Server) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
 	if supportedVersion(p.ProtocolVersion) {
 		version = p.ProtocolVersion
 	}
-	rec := &session{key: newSessionKey(), log: newEventLog(&s.limits)}
+	key := newSessionKey()
+	rec := &session{key: key, log: newEventLog(s.limits, key)}
 	rec.lastRefresh.Store(s.now())
 	s.logs.add(rec.key, rec.log) // before the record: a live session always has a log
 	s.sessions.add(rec)

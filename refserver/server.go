@@ -39,10 +39,12 @@ type Server struct {
 	ttl       int64 // SessionTTL in nanos
 	deadType  string
 	sessions  sessionStore
-	logs      logStore
-	limits    logLimits
+	logs      *logStore     // this server's own, or the one a Cluster's replicas share
+	limits    *logLimits    // likewise
 	done      chan struct{} // closed by Close: the ticker and open streams end
+	cut       chan struct{} // closed by cutStreams: open streams end, the ticker goes on
 	closeOnce sync.Once
+	cutOnce   sync.Once
 	ticker    sync.WaitGroup
 
 	created, streams, emitted, replayed, deadRequests atomic.Int64
@@ -55,16 +57,22 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	cfg = cfg.WithDefaults()
+	return newServer(cfg, newLogStore(), &logLimits{max: cfg.RetentionEvents, retention: int64(cfg.Retention)})
+}
+
+// newServer starts a server whose event logs live in logs (its own, or shared
+// between replicas) under lim.
+func newServer(cfg Config, logs *logStore, lim *logLimits) *Server {
 	s := &Server{
 		cfg:      cfg,
 		ttl:      int64(cfg.SessionTTL),
 		deadType: cfg.deadContentType(),
 		done:     make(chan struct{}),
+		cut:      make(chan struct{}),
+		logs:     logs,
+		limits:   lim,
 	}
 	s.sessions.init()
-	s.logs.init()
-	s.limits.max = cfg.RetentionEvents
-	s.limits.retention = int64(cfg.Retention)
 	s.ticker.Add(1)
 	go s.tick()
 	return s
@@ -107,7 +115,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeDead(w)
 		return
 	}
-	s.sessions.bury(map[sessionKey]int64{key: now})
+	s.sessions.bury(map[sessionKey]grave{key: {now, CauseDelete}})
 	rec.log.end()
 	w.WriteHeader(http.StatusOK)
 }
@@ -237,11 +245,11 @@ func (s *Server) notifyAll(buf []*session, turn int) []*session {
 // sessions whose events are all gone are dropped.
 func (s *Server) reap(buf []*session) []*session {
 	now := s.now()
-	deaths := make(map[sessionKey]int64)
+	deaths := make(map[sessionKey]grave)
 	var ended []*eventLog
 	buf = s.sessions.each(buf, func(rec *session) {
-		if at, dead := rec.deadSince(now, s.ttl); dead {
-			deaths[rec.key] = at
+		if g, dead := rec.death(now, s.ttl); dead {
+			deaths[rec.key] = g
 			ended = append(ended, rec.log)
 		}
 	})

@@ -62,6 +62,18 @@ func (s *session) deadSince(now, ttl int64) (int64, bool) {
 	return 0, false
 }
 
+// death is deadSince with its cause.
+func (s *session) death(now, ttl int64) (grave, bool) {
+	at, dead := s.deadSince(now, ttl)
+	if !dead {
+		return grave{}, false
+	}
+	if at == s.deleted.Load() {
+		return grave{at, CauseDelete}, true
+	}
+	return grave{at, CauseTTL}, true
+}
+
 // touch refreshes the idle TTL if the session is alive at now, and says
 // whether it was.
 func (s *session) touch(now, ttl int64) bool {
@@ -93,13 +105,19 @@ type sessionStore struct {
 type sessionShard struct {
 	mu      sync.RWMutex
 	records map[sessionKey]*session // not yet reaped; some may already be dead
-	graves  map[sessionKey]int64    // reaped: unix nanos of death
+	graves  map[sessionKey]grave    // reaped: when and how they died
+}
+
+// grave is what the store keeps of a reaped session.
+type grave struct {
+	at    int64  // unix nanos of death
+	cause string // CauseTTL or CauseDelete
 }
 
 func (st *sessionStore) init() {
 	for i := range st.shards {
 		st.shards[i].records = make(map[sessionKey]*session)
-		st.shards[i].graves = make(map[sessionKey]int64)
+		st.shards[i].graves = make(map[sessionKey]grave)
 	}
 }
 
@@ -130,30 +148,36 @@ func (st *sessionStore) alive(k sessionKey, now, ttl int64) bool {
 }
 
 // bury replaces the records of dead sessions with their death times.
-func (st *sessionStore) bury(deaths map[sessionKey]int64) {
-	for k, at := range deaths {
+func (st *sessionStore) bury(deaths map[sessionKey]grave) {
+	for k, g := range deaths {
 		sh := &st.shards[k.shard()]
 		sh.mu.Lock()
 		delete(sh.records, k)
-		sh.graves[k] = at
+		sh.graves[k] = g
 		sh.mu.Unlock()
 	}
 }
 
 // deathTime says when k died, if it is dead at now.
 func (st *sessionStore) deathTime(k sessionKey, now, ttl int64) (time.Time, bool) {
+	g, dead := st.death(k, now, ttl)
+	if !dead {
+		return time.Time{}, false
+	}
+	return time.Unix(0, g.at), true
+}
+
+// death says when and how k died, if it is dead at now.
+func (st *sessionStore) death(k sessionKey, now, ttl int64) (grave, bool) {
 	sh := &st.shards[k.shard()]
 	sh.mu.RLock()
 	s := sh.records[k]
-	at, buried := sh.graves[k]
+	g, buried := sh.graves[k]
 	sh.mu.RUnlock()
 	if s != nil {
-		at, buried = s.deadSince(now, ttl)
+		return s.death(now, ttl)
 	}
-	if !buried {
-		return time.Time{}, false
-	}
-	return time.Unix(0, at), true
+	return g, buried
 }
 
 // each calls fn for every unreaped record, holding no lock while fn runs.

@@ -30,6 +30,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	log := s.logs.get(key)
+	if log == nil && hasCursor {
+		log = s.hydrate(key, now) // a mirrored log outlives this replica's memory
+	}
 	if hasCursor {
 		cursor, err := strconv.ParseUint(cursorText, 10, 64)
 		if err == nil && log != nil {
@@ -119,6 +122,8 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f
 		case <-r.Context().Done():
 			return
 		case <-s.done:
+			return
+		case <-s.cut:
 			return
 		}
 	}

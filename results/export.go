@@ -46,6 +46,9 @@ type Export struct {
 	Timeline *Timeline `json:"timeline,omitempty"`
 	// Phases are the workload's phases as they ran, with exact times (v2).
 	Phases []PhaseAt `json:"phases,omitempty"`
+	// Actions and Topology: non-network faults and the reference server's replicas (actions.go).
+	Actions  []ActionAt `json:"actions,omitempty"`
+	Topology *Topology  `json:"topology,omitempty"`
 }
 
 // Run is the run's metadata.

@@ -21,6 +21,7 @@ type decoder struct {
 
 	urlTarget bool   // the target is a real server by URL: groups may call any tool
 	noTTL     string // why "ttl" cannot be resolved, when the target declares no TTL
+	replicas  int    // the built-in target's replicas: what a restart may name
 }
 
 type onceKey struct {

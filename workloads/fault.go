@@ -14,12 +14,17 @@ import (
 
 var faultSchema = schema{keys: []schemaKey{
 	{"name", "name the fault with lowercase letters, digits, - and _, e.g. name: lb-idle-timeout"},
-	{"toxic", "set the kind of fault: " + strings.Join(faults.Types(), ", ")},
+	{"toxic", "set the kind of fault: " + strings.Join(faults.Types(), ", ") + "; or make it an action: " + strings.Join(actionKinds, ", ")},
 	{"stream", "set the direction the toxic acts on: downstream (server to client) or upstream"},
 	{"attributes", "set the toxic's attributes, e.g. attributes: {timeout: 60000}"},
 	{"groups", "list the client groups whose proxy gets the fault, e.g. [naive, probe]; leave it out for all groups"},
 	{"at", "set when the fault starts, as an offset from the start of the run, e.g. 2m"},
 	{"for", "set how long the fault lasts, e.g. 30s; leave it out to keep it until the end of the run"},
+	{ActionRestart, "restart replicas of the built-in server, e.g. restart: {replica: all, delay: 2s} (a rolling deploy)"},
+	{ActionRebalance, "make the built-in server's router lose its session affinities: rebalance: {}"},
+	{ActionScale, "change the built-in server's replica count, e.g. scale: {replicas: 1}"},
+	{ActionExec, "run a command (your deploy), e.g. exec: {command: ./deploy.sh, timeout: 5m}"},
+	{ActionWaitFor, "wait until the target is ready, e.g. wait_for: {url: https://staging.example.com/healthz, timeout: 2m}"},
 }}
 
 // faults decodes the fault list. groups are the decoded client groups;
@@ -99,6 +104,9 @@ func groupSet(names []string) map[string]bool {
 
 func (d *decoder) fault(e ast.Node, path string, index int, run runLength, known *groupNames, groupsOK bool) (Fault, faultNodes, bool) {
 	m := d.mapping(e, path, &faultSchema)
+	if kinds := actionKeys(m); len(kinds) > 0 {
+		return d.action(m, e, kinds, index, run)
+	}
 	flt := Fault{Stream: StreamDownstream}
 	nodes := faultNodes{name: e, at: e}
 	ok := m.ok

@@ -288,6 +288,7 @@ func TestDefaults(t *testing.T) {
 		SessionTTL: 3 * time.Second, Retention: 6 * time.Second, RetentionEvents: 1024,
 		GetValidation: "permissive", DeadStatus: 404, DeadBody: `{"error":"session expired"}`,
 		UnknownCursorStatus: 400, NotifyInterval: time.Second, PostResponse: "sse",
+		Replicas: 1, Routing: "sticky", EventLog: "per-replica",
 	}
 	if *b != wantB {
 		t.Errorf("builtin = %+v\nwant %+v", *b, wantB)

@@ -39,6 +39,9 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"keepalive", "set how often the server writes an SSE keepalive comment, e.g. 15s, or 0s for never"},
 	{"retry", "set the SSE retry the server advertises, e.g. 200ms, or 0s to send none"},
 	{"post_response", "set how the server answers a POST: sse (an event stream) or json"},
+	{"replicas", "set how many replicas run behind the embedded router, e.g. replicas: 3"},
+	{"routing", "set how the router picks a replica: sticky (on Mcp-Session-Id), round-robin or hash"},
+	{"event_log", "set where the event log lives: per-replica, shared (in memory), or a Redis URL, e.g. redis://127.0.0.1:6379/0"},
 }}
 
 // Header is one extra request header of a URL target. Value is as written: ${VAR} references
@@ -467,6 +470,7 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 			fmtDur(b.Retry), fmtDur(max(b.Retry.Round(time.Millisecond), time.Millisecond)))
 	}
 	b.PostResponse = m.oneOf("post_response", postResponses)
+	d.topology(m, b)
 	return b, ttlOK
 }
 

@@ -64,6 +64,9 @@ type BuiltinTarget struct {
 	Keepalive           time.Duration // keepalive: SSE comment interval; default 0 = off
 	Retry               time.Duration // retry: SSE retry field; default 0 = not sent
 	PostResponse        string        // post_response: "sse" (default) or "json"
+	Replicas            int           // replicas: behind the embedded router; default 1
+	Routing             string        // routing: "sticky" (default), "round-robin" or "hash"
+	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -105,6 +108,10 @@ type Fault struct {
 	At         time.Duration  // offset from the start of the run
 	For        time.Duration  // window length; 0 = until the end of the run
 	Where      string         // file:line:col of the fault's toxic, for errors found when the run starts
+	// Action, when set, makes this entry a non-network fault (restart, rebalance, scale,
+	// exec, wait_for; see action.go) instead of a toxic: Toxic, Stream, Attributes, Groups and
+	// For are then unset.
+	Action *Action
 }
 
 // Until is the offset at which the fault is removed, for a run that lasts
@@ -187,6 +194,7 @@ const (
 	maxConcurrency     = 8
 	maxRetentionEvents = 1_000_000
 	maxNameLen         = 63
+	maxReplicas        = 64
 
 	// maxDuration bounds every duration and the whole run (30 days), so
 	// that sums of durations cannot overflow.

@@ -39,6 +39,9 @@ const childGrace = 5 * time.Second
 // exported; the second makes the shards remove their external proxies and exit, and stops the
 // reference server, before this process exits (see procsChildren.abandon).
 func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
+	if f := w.TopologyAction(); f != nil { // the shards would each meet the one server process by URL
+		return usagef("--procs: %s: %s acts on the reference server run by the process of the run; run this workload without --procs", f.Where, f.Action.Kind)
+	}
 	formats, err := parseFormats(fl.formats)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ func newServeCmd() *cobra.Command {
 		public bool
 		cfg    refserver.Config
 		getVal string
+		topo   refserver.Topology
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -38,6 +39,7 @@ stops on Ctrl-C.`,
 					return usagef("--from %s: the workload has no target.builtin section", from)
 				}
 				cfg = engine.ReferenceConfig(w.Target.Builtin)
+				topo = engine.ReferenceTopology(w.Target.Builtin)
 			} else {
 				cfg.GetValidation = refserver.GetValidation(getVal)
 			}
@@ -52,13 +54,25 @@ stops on Ctrl-C.`,
 			if err := cfg.Validate(); err != nil {
 				return &usageError{err}
 			}
-			inst, err := refserver.Start(addr, cfg)
+			if err := topo.Validate(); err != nil {
+				return &usageError{err}
+			}
+			var inst *refserver.Instance
+			if topo != (refserver.Topology{Replicas: 1, Routing: refserver.RouteSticky, EventLog: refserver.LogPerReplica}) {
+				inst, err = refserver.StartCluster(addr, cfg, topo) // release.go: replicas behind a router
+			} else {
+				inst, err = refserver.Start(addr, cfg)
+			}
 			if err != nil {
 				return err
 			}
 			defer inst.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
 				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
+			if inst.Cluster != nil {
+				t := inst.Cluster.Topology()
+				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, engine.RedactedEventLog(t.EventLog))
+			}
 			<-cmd.Context().Done()
 			return nil
 		},
@@ -76,6 +90,9 @@ stops on Ctrl-C.`,
 	f.DurationVar(&cfg.NotifyInterval, "notify-interval", 0, "server notifications on each live session's stream (0: off)")
 	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "SSE keepalive comments on open streams (0: off)")
 	f.DurationVar(&cfg.Retry, "retry", 0, "SSE retry: value sent with priming events (0: not sent)")
+	f.IntVar(&topo.Replicas, "replicas", 1, "replicas behind the embedded session-affinity router")
+	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
+	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
 	return cmd
 }
 
