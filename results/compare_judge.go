@@ -112,6 +112,12 @@ func judgeSpread(r *Row, t gate.Tolerance, lo, hi, ref float64) {
 		return
 	}
 	noise := hi - lo
+	if r.Unit == gate.UnitCount && t.Rel > 0 {
+		// A count's own sampling noise: a process that makes n events on average makes n ± 2√n
+		// in 95% of runs; two baselines cannot show that spread. Not for "may not grow at all"
+		// (+0), where any growth is the point.
+		noise = max(noise, 2*math.Sqrt(math.Abs(hi)))
+	}
 	if t.Sign < 0 { // falling is worse: mirror
 		cur, lo, hi = -cur, -hi, -lo
 	}
