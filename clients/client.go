@@ -2,12 +2,11 @@ package clients
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -20,6 +19,7 @@ type held struct {
 	replaced atomic.Bool // the client has initialized a newer session: sending with this one is a collision
 	ranInto  atomic.Bool // counted once in sessions_dead
 	settled  atomic.Bool // its false-healthy time is counted
+	sourced  atomic.Bool // its death counted once by how its time was obtained
 }
 
 // Client is one simulated MCP client: one session at a time, one goroutine holding its GET
@@ -33,7 +33,8 @@ type Client struct {
 	mine  []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
 	state metrics.State
 	busy  []atomic.Bool // per request loop: a tick is running
-	sdk   *sdkClient    // the Go SDK session of a gosdk client (gosdk.go); nil otherwise
+	sdk   *sdkClient    // the Go SDK session of a gosdk client (sdkdriver.go); nil otherwise
+	calls atomic.Int64  // tool calls made: {{seq}} and progress tokens
 }
 
 func (c *Client) setState(s metrics.State) {
@@ -49,48 +50,6 @@ func (c *Client) setStateLocked(s metrics.State) {
 	}
 }
 
-// run initializes a session and starts holding it; it starts over (in a new goroutine) whenever
-// the session is abandoned, until ctx ends. wg counts the client's goroutines.
-//
-// A client is a chain of goroutines rather than one: whichever goroutine opened a stream hands
-// the reading to a fresh goroutine and ends. A goroutine keeps the largest stack it ever
-// needed, and initialize and reconnects need far more than reading an SSE stream: measured with
-// `mcpchaos bench`, a held session cost a 16 KiB stack on one long-lived goroutine, and 8 KiB
-// this way.
-func (c *Client) run(ctx context.Context, wg *sync.WaitGroup) {
-	defer wg.Done()
-	defer guard.Catch(ctx, "client "+c.f.cfg.Name)
-	if c.f.sdkMode() {
-		c.runSDK(ctx) // the Go SDK's client holds the session (gosdk.go)
-		return
-	}
-	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
-	for ctx.Err() == nil {
-		h, err := c.initialize(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.f.rec.Error(Kind(err))
-			}
-			sleep(ctx, backoff.next())
-			continue
-		}
-		backoff.reset()
-		if st := c.openFirst(h); st != nil {
-			c.readOn(ctx, wg, &reading{h: h, st: st})
-			return
-		}
-		<-h.ctx.Done() // no stream to hold (the server offers none, or the session died)
-	}
-}
-
-// restart starts a new session in a new goroutine, unless the run is over.
-func (c *Client) restart(ctx context.Context, wg *sync.WaitGroup) {
-	if ctx.Err() == nil {
-		wg.Add(1)
-		go c.run(ctx, wg)
-	}
-}
-
 // initialize opens a new session and makes it the client's current one.
 func (c *Client) initialize(ctx context.Context) (*held, error) {
 	s, _, err := c.f.ep.Initialize(ctx)
@@ -100,6 +59,12 @@ func (c *Client) initialize(ctx context.Context) (*held, error) {
 	c.f.rec.Inc(metrics.SessionsStarted)
 	c.f.served(s)
 	c.f.noteProtocol(s.Protocol)
+	if lvl := c.f.cfg.LogLevel; lvl != "" && s.Logging && !s.Stateless {
+		// So that a server that logs sends log messages (the Go SDK sends none before it).
+		if rep, err := s.SetLogLevel(ctx, lvl); err != nil || !rep.OK() {
+			c.f.callFailed(rep, err, false)
+		}
+	}
 	h := &held{s: s}
 	h.ctx, h.cancel = context.WithCancel(ctx)
 	c.mu.Lock()
@@ -148,10 +113,12 @@ func (c *Client) abandon(h *held, detected, allLoops bool) {
 		c.f.rec.Inc(metrics.SessionsDeadDetected)
 		if d, dead := c.f.truth.DeadSince(h.s.ID); dead && !d.After(now) {
 			c.f.rec.Record(metrics.DetectionDelay, c.idx, now.Sub(d))
+			c.countDeath(h)
 		}
 	}
 	c.settle(h, now)
 	h.cancel()
+	c.f.done(h.s)
 }
 
 // settle counts the time the client believed h alive after it had died.
@@ -168,6 +135,9 @@ func (c *Client) settle(h *held, now time.Time) {
 // answer it from its session store (a dead status), or it failed in transport after the death.
 // A 2xx answer means the session was alive when the request arrived.
 func (c *Client) account(h *held, sent time.Time, status int, retry bool) {
+	if c.f.dead(status) {
+		c.f.refused(h.s, sent)
+	}
 	d, dead := c.f.truth.DeadSince(h.s.ID)
 	if !dead || status/100 == 2 || (status == 0 && d.After(sent)) {
 		return
@@ -178,6 +148,22 @@ func (c *Client) account(h *held, sent time.Time, status int, retry bool) {
 	}
 	if h.ranInto.CompareAndSwap(false, true) {
 		c.f.rec.Inc(metrics.SessionsDead)
+		c.countDeath(h)
+	}
+}
+
+// countDeath counts h's death once, by how its time was obtained.
+func (c *Client) countDeath(h *held) {
+	if !h.sourced.CompareAndSwap(false, true) {
+		return
+	}
+	switch c.f.deathSource(h.s) {
+	case DeathExact:
+		c.f.deaths[0].Add(1)
+	case DeathFromTTL:
+		c.f.deaths[1].Add(1)
+	default:
+		c.f.deaths[2].Add(1)
 	}
 }
 
@@ -252,81 +238,32 @@ func (c *Client) dropLoopSession(k int, h *held) {
 	c.abandon(h, false, false)
 }
 
-// tick runs one application request of loop k: a tool call with the policy's retries.
-func (c *Client) tick(ctx context.Context, k int) {
-	switch {
-	case c.f.ep.Generation == Stateless:
-		c.tickStateless(ctx, k) // stateless.go
-		return
-	case c.f.sdkMode():
-		c.tickSDK(ctx, k) // gosdk.go
+// callTool sends the group's tool call with args, with a progress token unless the group
+// turned them off: a server that reports progress then answers with an SSE reply whose events
+// carry ids, which gives the session a cursor.
+func (c *Client) callTool(ctx context.Context, s *Session, args any) (*Reply, error) {
+	seq := c.calls.Add(1)
+	if c.f.cfg.NoProgressTokens {
+		return s.CallTool(ctx, c.f.tool(), args)
+	}
+	return s.CallToolWithProgress(ctx, c.f.tool(), args, fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq))
+}
+
+// answered counts a tool call that got a result: a success, or a tool error (isError), which is
+// the tool's own answer and never a session failure.
+func (c *Client) answered(rep *Reply, sent time.Time) {
+	c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
+	if rep.ToolError() {
+		c.f.rec.Inc(metrics.ToolErrors)
+		c.f.sample("tool error: " + clip(string(rep.Result), 200))
 		return
 	}
-	h := c.sessionFor(k)
-	if h == nil {
-		return
-	}
-	cfg := &c.f.cfg
-	for attempt := 1; ; attempt++ {
-		if h.replaced.Load() {
-			c.f.rec.Inc(metrics.ReinitCollisions)
-		}
-		sent := time.Now()
-		rep, err := h.s.CallTool(ctx, cfg.Tool, c.f.toolArgs)
-		if ctx.Err() != nil {
-			return // the run is over; an interrupted call is not a failure
-		}
-		f := Failure{Attempt: attempt, Err: err}
-		if rep != nil {
-			if rep.Status/100 == 2 {
-				c.f.served(h.s)
-			}
-			f.Status = rep.Status
-			f.Dead = c.f.dead(rep.Status)
-			if err == nil && rep.OK() && !toolError(rep.Result) {
-				c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
-				c.f.rec.Inc(metrics.ToolCallsOK)
-				return
-			}
-		}
-		if err != nil {
-			c.f.rec.Error(Kind(err))
-		} else if !f.Dead && f.Status/100 != 2 {
-			c.f.rec.Error(metrics.ErrStatus)
-		}
-		c.account(h, sent, f.Status, attempt > 1)
-		switch c.f.policy.AfterFailure(f) {
-		case Retry:
-			if !sleep(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
-				return
-			}
-		case SessionDead:
-			c.abandon(h, true, true)
-			return
-		case SurfaceFailure:
-			c.f.rec.Inc(metrics.ToolCallsFailed)
-			if f.Dead || (f.Status != 0 && c.deadNow(h)) {
-				c.f.rec.Inc(metrics.MisattributedErrors)
-			}
-			if !c.f.policy.SharesSession() {
-				c.dropLoopSession(k, h)
-			}
-			return
-		}
-	}
+	c.f.rec.Inc(metrics.ToolCallsOK)
 }
 
 func (c *Client) deadNow(h *held) bool {
 	_, dead := c.f.truth.DeadSince(h.s.ID)
 	return dead
-}
-
-// toolError reports whether a tools/call result says isError.
-func toolError(result json.RawMessage) bool {
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	return json.Unmarshal(result, &r) == nil && r.IsError
 }
 
 // finish counts the end of the run for the client's current session and ends it politely.
@@ -342,6 +279,7 @@ func (c *Client) finish(ctx context.Context, end time.Time) {
 	if !c.deadNow(h) {
 		_, _ = h.s.Delete(ctx)
 	}
+	c.f.done(h.s)
 }
 
 // sleep waits d or until ctx ends; it reports whether the full wait happened.

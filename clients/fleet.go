@@ -3,6 +3,7 @@ package clients
 import (
 	"container/heap"
 	"context"
+	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,16 +15,30 @@ import (
 
 // GroupConfig is one client group's settings, resolved.
 type GroupConfig struct {
-	Name         string
-	Clients      int
-	Ramp         time.Duration // clients start evenly over it
+	Name    string
+	Clients int
+	Ramp    time.Duration // clients start evenly over it
+	// Policy decides after drops and failures; nil for a ClientGoSDK group, whose sessions are
+	// the Go SDK client's and whose decisions are that client's.
 	Policy       Policy
-	Probe        string // "ping" or "tools/list"
+	Probe        string // one of ProbeMethods()
 	DeadStatuses []int
 	RetryBackoff time.Duration // first retry's wait; doubles per retry
 	CallEvery    time.Duration // each request loop's period while calls are on
-	Tool         string        // "echo" or "slow"
-	Concurrency  int           // request loops per client
+	Tool         string        // the tool called
+	// Arguments are the tool call's arguments, with placeholders ({{client}}, {{seq}},
+	// {{group}}); nil: the smallest instance of the tool's inputSchema (from tools/list).
+	Arguments map[string]any
+	// NoProgressTokens leaves _meta.progressToken off tool calls (it is sent by default).
+	NoProgressTokens bool
+	// LogLevel, when set, is sent with logging/setLevel after initialize to a server that
+	// offers logging.
+	LogLevel string
+	// Roots, when not nil, are advertised and answered to roots/list; Replies are scripted
+	// results for sampling/createMessage and elicitation/create (otherwise refused).
+	Roots       []Root
+	Replies     map[string]json.RawMessage
+	Concurrency int // request loops per client
 	// ReconnectDelay is the wait before reconnecting when the server sent no retry: field;
 	// ReconnectMax caps it, the server's retry value, and the backoff after failed attempts.
 	ReconnectDelay time.Duration
@@ -33,14 +48,19 @@ type GroupConfig struct {
 // Fleet is one client group: its clients, the scheduler that drives their request loops,
 // and the recorder they report to.
 type Fleet struct {
-	cfg      GroupConfig
-	ep       *Endpoint
-	rec      *metrics.Group
-	truth    Truth
-	policy   Policy
-	calls    func(elapsed time.Duration) bool
-	toolArgs map[string]any
-	clients  []*Client
+	cfg     GroupConfig
+	ep      *Endpoint
+	rec     *metrics.Group
+	truth   Truth
+	policy  Policy
+	drv     driver
+	calls   func(elapsed time.Duration) bool
+	clients []*Client
+	args    toolArgs // learnt from the tool's inputSchema when the group gives none
+	samples errorSamples
+	deaths  [deathSourceLen]atomic.Int64 // deaths counted, by how their time was obtained
+	// refusedCalls counts surfaced tool calls the server refused (fleetreport.go).
+	refusedCalls atomic.Int64
 
 	protoMu  sync.Mutex
 	protocol string
@@ -58,8 +78,12 @@ func NewFleet(cfg GroupConfig, ep *Endpoint, rec *metrics.Group, truth Truth, ca
 	if cfg.ReconnectMax < cfg.ReconnectDelay {
 		cfg.ReconnectMax = max(cfg.ReconnectDelay, time.Second)
 	}
+	if ep.Responder == nil {
+		ep.Responder = &Responder{Roots: cfg.Roots, Replies: cfg.Replies}
+	}
+	ep.Responder.rec = rec
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: truth, policy: cfg.Policy, calls: calls,
-		toolArgs: map[string]any{"text": "mcpchaos"}}
+		drv: pickDriver(ep, cfg.Policy)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), busy: make([]atomic.Bool, cfg.Concurrency)}
@@ -72,9 +96,47 @@ func (f *Fleet) dead(status int) bool { return slices.Contains(f.cfg.DeadStatuse
 // served tells a learning Truth that the server answered a session-scoped POST of the session
 // with a success.
 func (f *Fleet) served(s *Session) {
-	if t, ok := f.truth.(toucher); ok {
-		t.touch(s.ID, time.Now())
+	if t, ok := f.truth.(learner); ok {
+		t.touch(s.ID, time.Now(), true)
 	}
+}
+
+// servedStream tells a learning Truth that the server answered a GET of the session without a
+// cursor with 200: activity to most servers' idle timers.
+func (f *Fleet) servedStream(s *Session) {
+	if t, ok := f.truth.(learner); ok {
+		t.touch(s.ID, time.Now(), false)
+	}
+}
+
+// refused tells a learning Truth that the server answered a request of the session, sent at
+// sent, with a dead status: the session died at or before then.
+func (f *Fleet) refused(s *Session, sent time.Time) {
+	if t, ok := f.truth.(learner); ok {
+		t.observeDead(s.ID, sent)
+	}
+}
+
+// streamState tells a learning Truth that a GET stream of the session opened or ended.
+func (f *Fleet) streamState(s *Session, open bool) {
+	if t, ok := f.truth.(learner); ok {
+		t.streamOpen(s.ID, open, time.Now())
+	}
+}
+
+// done tells a learning Truth that the client is done with the session.
+func (f *Fleet) done(s *Session) {
+	if t, ok := f.truth.(learner); ok {
+		t.forget(s.ID)
+	}
+}
+
+// deathSource says how the death time of s was obtained.
+func (f *Fleet) deathSource(s *Session) string {
+	if t, ok := f.truth.(learner); ok {
+		return t.source(s.ID)
+	}
+	return DeathExact
 }
 
 func (f *Fleet) noteProtocol(p string) {
@@ -166,7 +228,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			defer func() { <-slots }()
 			defer guard.Catch(ctx, "call "+f.cfg.Name)
 			c := f.clients[j.c]
-			c.tick(ctx, j.k)
+			f.drv.tick(ctx, c, j.k)
 			c.busy[j.k].Store(false)
 		})
 		return true

@@ -412,7 +412,7 @@ func TestHostileFleetBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := GroupConfig{Clients: 2, Policy: pol, Probe: "ping", DeadStatuses: []int{404}, RetryBackoff: 10 * time.Millisecond,
-		CallEvery: 20 * time.Millisecond, Tool: "echo", ReconnectDelay: 10 * time.Millisecond, ReconnectMax: 50 * time.Millisecond}
+		CallEvery: 20 * time.Millisecond, Tool: "echo", Arguments: map[string]any{}, ReconnectDelay: 10 * time.Millisecond, ReconnectMax: 50 * time.Millisecond}
 	always := func(time.Duration) bool { return true }
 	nobody := TruthFunc(func(string) (time.Time, bool) { return time.Time{}, false })
 
@@ -445,7 +445,7 @@ func TestHostileFleetBounded(t *testing.T) {
 	}
 	goodRec := metrics.NewGroup("good", "probe", cfg.Clients)
 	gc := cfg
-	gc.Name = "good"
+	gc.Name, gc.Arguments = "good", nil // from the reference server's inputSchema
 	fleets = append(fleets, NewFleet(gc, hostileEndpoint(t, good.URL), goodRec, nobody, always))
 	// The baseline includes the recorders' histograms (allocated up front, a fixed cost per
 	// group), so that what grows is what the servers' behaviour made the clients hold.

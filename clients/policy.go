@@ -2,7 +2,6 @@ package clients
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -80,24 +79,35 @@ type PolicyConfig struct {
 	Retries int // retries after a failed tool call, before surfacing it
 }
 
+// The names a group's `policy` may take. ClientGoSDK is not a policy of ours: it runs the
+// group's sessions on the official Go SDK's client, which makes its own decisions.
+const (
+	PolicyNaive = "naive"
+	PolicyProbe = "probe"
+	ClientGoSDK = "gosdk"
+)
+
 var policies = map[string]func(PolicyConfig) Policy{
-	"naive": func(c PolicyConfig) Policy { return Naive{Retries: c.Retries} },
-	"probe": func(c PolicyConfig) Policy { return Probe{Retries: c.Retries} },
-	"gosdk": func(PolicyConfig) Policy { return GoSDK{} },
+	PolicyNaive: func(c PolicyConfig) Policy { return Naive{Retries: c.Retries} },
+	PolicyProbe: func(c PolicyConfig) Policy { return Probe{Retries: c.Retries} },
 }
 
-// PolicyNames lists the registered policies.
-func PolicyNames() []string {
-	names := make([]string, 0, len(policies))
-	for n := range policies {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+// PolicyNames lists what a group's `policy` may name: the policies, then ClientGoSDK.
+func PolicyNames() []string { return []string{PolicyNaive, PolicyProbe, ClientGoSDK} }
 
-// NewPolicy returns the named policy.
+// ProbeMethods lists the requests a probe may send; the first is the default.
+func ProbeMethods() []string { return []string{"ping", "tools/list"} }
+
+// ReferenceTools lists the tools of the reference server (refserver) that a group calling it
+// may name; the first is the default. A group against a server given by URL names any tool.
+func ReferenceTools() []string { return []string{"echo", "slow"} }
+
+// NewPolicy returns the named policy. For ClientGoSDK it returns nil and no error: that group
+// has no policy (the fleet then runs the Go SDK's client).
 func NewPolicy(name string, c PolicyConfig) (Policy, error) {
+	if name == ClientGoSDK {
+		return nil, nil
+	}
 	mk, ok := policies[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(PolicyNames(), ", "))

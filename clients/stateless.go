@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -126,6 +127,19 @@ func statelessHeaders(req *http.Request, method string, params any) {
 	}
 }
 
+// statelessDriver runs clients against a stateless server (the 2026-07-28 revision): the wire
+// session's hold (initialize returns a request context; there is no stream to hold) and a
+// tick of its own.
+type statelessDriver struct{}
+
+func (statelessDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
+	wireDriver{}.hold(ctx, c, wg)
+}
+
+func (statelessDriver) tick(ctx context.Context, c *Client, k int) { c.tickStateless(ctx, k) }
+
+func (statelessDriver) notObservable() []string { return SessionOnlyMetrics() }
+
 // tickStateless is a request loop's turn against a stateless server. There is no session to
 // lose, so the seed's scenarios do not apply; what does is the revision's own rule: a request
 // whose response a fault cuts is lost, and the client re-issues it with a new request id.
@@ -137,6 +151,13 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 		return
 	}
 	cfg := &c.f.cfg
+	args, err := c.f.arguments(ctx, c, c.f.listTools(h.s))
+	if err != nil {
+		if ctx.Err() == nil {
+			c.f.argsFailed(err)
+		}
+		return
+	}
 	var first time.Time
 	lost := false
 	for attempt := 1; ; attempt++ {
@@ -147,24 +168,18 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 		if lost {
 			c.f.rec.Inc(metrics.RequestsReissued)
 		}
-		rep, err := h.s.CallTool(ctx, cfg.Tool, c.f.toolArgs)
+		rep, err := c.callTool(ctx, h.s, args)
 		if ctx.Err() != nil {
 			return
 		}
-		if err == nil && rep.OK() && !toolError(rep.Result) {
-			c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
-			c.f.rec.Inc(metrics.ToolCallsOK)
+		if err == nil && rep.OK() {
+			c.answered(rep, sent)
 			if lost {
 				c.f.rec.Record(metrics.RecoveryLatency, c.idx, time.Since(first))
 			}
 			return
 		}
-		switch {
-		case err != nil:
-			c.f.rec.Error(Kind(err))
-		case rep.Status/100 != 2:
-			c.f.rec.Error(metrics.ErrStatus)
-		}
+		c.f.callFailed(rep, err, false)
 		// Sent and then cut (reset, timeout, a stream that ended before its response): lost in
 		// flight. A refused connection never carried the request.
 		inFlight := err != nil && rep == nil && Kind(err) != metrics.ErrConnect || err != nil && rep != nil && rep.Status/100 == 2
@@ -173,7 +188,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 			lost = true
 		}
 		if err == nil || attempt > reissues(c.f.policy) {
-			c.f.rec.Inc(metrics.ToolCallsFailed)
+			c.f.surfaced(rep, err, false)
 			return
 		}
 		if !sleep(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
@@ -197,15 +212,7 @@ func (f *Fleet) Name() string { return f.cfg.Name }
 
 // NotObservable lists the metrics this group's numbers cannot speak for: the session metrics
 // against a stateless server, the SDK's internals for a gosdk group.
-func (f *Fleet) NotObservable() []string {
-	switch {
-	case f.ep.Generation == Stateless:
-		return SessionOnlyMetrics()
-	case f.sdkMode():
-		return slices.Clone(sdkNotObservable)
-	}
-	return nil
-}
+func (f *Fleet) NotObservable() []string { return f.drv.notObservable() }
 
 // reissues is how many times a lost request is re-issued: the group's retries.
 func reissues(p Policy) int {

@@ -2,20 +2,25 @@ package clients
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/mcpwire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // reading is a held stream on its way from one goroutine to the next.
 type reading struct {
-	h      *held
-	st     *Stream
-	cursor string
-	j      *judgement // set while a replay answered 200 awaits its verdict
+	h        *held
+	st       *Stream
+	cursor   string     // the GET stream's own cursor, or one borrowed from a POST reply
+	borrowed string     // the POST reply cursor last replayed from (replayed once, not in a loop)
+	j        *judgement // set while a replay answered 200 awaits its verdict
 }
 
 // readOn hands r to a fresh goroutine (see Client.run for why).
@@ -55,12 +60,31 @@ func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 		c.f.rec.Inc(metrics.Drops)
 		c.setState(metrics.StateReconnecting)
 	}
+	r.chooseCursor()
 	r.st, r.j = c.reconnect(h, &r.cursor, time.Now(), retryDelay(retry, cfg.ReconnectDelay, cfg.ReconnectMax))
 	if r.st == nil {
 		c.restart(ctx, wg)
 		return
 	}
 	c.readOn(ctx, wg, r)
+}
+
+// chooseCursor picks the cursor to resume the standalone stream with: its own when it has
+// carried ids; otherwise the last id the session read on a POST reply, once (2025-11-25:
+// GET + Last-Event-ID resumes a stream whether it began as a POST or a GET). A borrowed
+// cursor whose replay brought no newer id is not replayed again: the next reconnect is a
+// plain GET.
+func (r *reading) chooseCursor() {
+	if r.cursor != "" && r.cursor == r.borrowed {
+		r.cursor = "" // the borrowed replay is done
+		return
+	}
+	if r.cursor != "" {
+		return
+	}
+	if pc := r.h.s.Cursor(); pc != "" && pc != r.borrowed {
+		r.cursor, r.borrowed = pc, pc
+	}
 }
 
 // openFirst opens the session's first GET stream. nil means there is none to hold.
@@ -75,6 +99,7 @@ func (c *Client) openFirst(h *held) *Stream {
 				c.f.rec.Error(Kind(err))
 			}
 		case st.Status == http.StatusOK:
+			c.f.servedStream(h.s)
 			return st
 		case st.Status == http.StatusMethodNotAllowed:
 			return nil // the server offers no standalone stream
@@ -94,6 +119,8 @@ func (c *Client) openFirst(h *held) *Stream {
 // awaited (pending != nil), else they are applied. It returns the server's last retry value.
 func (c *Client) consume(h *held, st *Stream, cursor *string, pending *verdictGate) int64 {
 	defer st.Close()
+	c.f.streamState(h.s, true)
+	defer c.f.streamState(h.s, false)
 	for ev, err := range st.Events(c.f.ep.MaxEvent) {
 		if err != nil {
 			if h.ctx.Err() == nil {
@@ -102,14 +129,29 @@ func (c *Client) consume(h *held, st *Stream, cursor *string, pending *verdictGa
 			break
 		}
 		*cursor = ev.Cursor
+		h.s.noteCursor(ev.Cursor)
 		if ev.Data == "" {
 			continue // priming event: it only moves the cursor
 		}
 		if pending == nil || !pending.hold() {
 			c.apply(h, 1)
+			c.answerEvent(h, ev.Data)
 		}
 	}
 	return st.Retry()
+}
+
+// answerEvent answers an event of the GET stream that is a server request (ping, roots/list,
+// ...); notifications need no answer, and a message that does not decode is a protocol error.
+func (c *Client) answerEvent(h *held, data string) {
+	m, err := mcpwire.Decode([]byte(data))
+	if err != nil {
+		c.f.protocolError(fmt.Errorf("GET stream event: %w", err))
+		return
+	}
+	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+		h.s.Answer(h.ctx, req)
+	}
 }
 
 // reconnect sends replays until one is answered in a way the policy can judge. It returns the
@@ -139,6 +181,7 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 			// No cursor, no replay: a plain reconnect.
 			switch {
 			case r.Status == http.StatusOK:
+				c.f.servedStream(h.s)
 				c.setState(metrics.StateLive)
 				return st, nil
 			case r.Dead:

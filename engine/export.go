@@ -84,6 +84,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}
 	r.describeTarget(&run)
+	run.Notes = append(run.Notes, clients.FleetNotes(r.fleets)...)
 	if fatal {
 		run.Error = joinProblems(problems)
 	} else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,6 +175,9 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
+	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
+		problems = append(problems, ps...) // the run could not measure what it was asked (clients/problems.go)
+		fatal = true
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
 	if r.opts.onProblems != nil {
@@ -255,3 +259,11 @@ func (r *runner) health(start time.Time) *health {
 }
 
 func joinProblems(p []string) string { return strings.Join(p, "; ") }
+
+// cutsStreams says whether a workload's faults drop connections, so that its clients should
+// have replayed.
+func cutsStreams(fs []workloads.Fault) bool {
+	return slices.ContainsFunc(fs, func(f workloads.Fault) bool {
+		return f.Toxic != "latency" && f.Toxic != "bandwidth" && f.Toxic != "slicer"
+	})
+}

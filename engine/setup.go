@@ -84,16 +84,19 @@ func (r *runner) addGroup(ctx context.Context, g workloads.Group, conn clients.C
 	}
 	rec := metrics.NewRecorder(g.Name, g.Policy, g.Clients)
 	fc := clients.GroupConfig{
-		Name:           g.Name,
-		Clients:        g.Clients,
-		Ramp:           g.Ramp,
-		Policy:         pol,
-		Probe:          g.Probe,
-		DeadStatuses:   g.DeadStatuses,
-		RetryBackoff:   g.RetryBackoff,
-		CallEvery:      g.CallEvery,
-		Tool:           g.Tool,
-		Concurrency:    g.Concurrency,
+		Name:         g.Name,
+		Clients:      g.Clients,
+		Ramp:         g.Ramp,
+		Policy:       pol,
+		Probe:        g.Probe,
+		DeadStatuses: g.DeadStatuses,
+		RetryBackoff: g.RetryBackoff,
+		CallEvery:    g.CallEvery,
+		Tool:         g.Tool,
+		Concurrency:  g.Concurrency,
+		// How the clients behave on the wire (clients.GroupConfig, workloads/clientkeys.go).
+		Arguments: g.Arguments, NoProgressTokens: g.NoProgressTokens, LogLevel: g.LogLevel,
+		Roots: g.Roots, Replies: g.ServerReplies,
 		ReconnectDelay: 100 * time.Millisecond,
 		ReconnectMax:   time.Second,
 	}

@@ -44,11 +44,17 @@ func (t *trail) cursors(n int) []string {
 	return out[:min(n, len(out))]
 }
 
-// source is one way a server may put event ids in a session's hands.
+// source is one way a server may put event ids in a session's hands. get tries it once,
+// within wait; cut says the answer was still coming when the wait ended (inconclusive).
 type source struct {
 	name string
-	get  func(ctx context.Context, s *clients.Session) []string
+	get  func(ctx context.Context, s *clients.Session, wait time.Duration) (ids []string, cut bool)
 }
+
+// triesPerSource bounds the tries of a source whose answer did not come within its wait: on a
+// loaded machine (or a loaded staging server) a reply that is merely slow must not read as a
+// server that offers no cursor, which would turn replay_lies into "unknown" one run in ten.
+const triesPerSource = 3
 
 // acquire finds a trail of s by every means a server offers, in order of cost: the priming
 // event and ids of a ping reply, of logging/setLevel's, of tool calls sent with a progress token
@@ -58,7 +64,7 @@ type source struct {
 func (in *inspector) acquire(ctx context.Context, s *clients.Session) *trail {
 	var best *trail
 	for _, src := range in.sources(ctx, s) {
-		ids := src.get(ctx, s)
+		ids := in.try(ctx, s, src)
 		switch {
 		case len(ids) >= 2:
 			return &trail{via: src.name, ids: ids}
@@ -69,15 +75,40 @@ func (in *inspector) acquire(ctx context.Context, s *clients.Session) *trail {
 	return best
 }
 
+// try gets src's ids, trying again with twice the wait (up to the request timeout) while its
+// answer is cut by the wait, and keeps the longest trail seen. Each try is a request of its
+// own, so the session stays active meanwhile. A source still cut after triesPerSource tries is
+// noted: its silence is the server's slowness, not its regime.
+func (in *inspector) try(ctx context.Context, s *clients.Session, src source) []string {
+	var best []string
+	var waited time.Duration
+	for i := range triesPerSource {
+		wait := max(min(in.callWait()<<i, in.o.Timeout), in.callWait())
+		ids, cut := src.get(ctx, s, wait)
+		if len(ids) > len(best) {
+			best = ids
+		}
+		if !cut || len(best) >= 2 || ctx.Err() != nil {
+			return best
+		}
+		waited += wait
+	}
+	in.note("%s: no complete answer in %d tries (%s in all): its event ids are unknown", src.name, triesPerSource, waited)
+	return best
+}
+
 func (in *inspector) sources(ctx context.Context, s *clients.Session) []source {
-	post := func(method string, params func() any) func(context.Context, *clients.Session) []string {
-		return func(ctx context.Context, s *clients.Session) []string {
-			rctx, cancel := context.WithTimeout(ctx, in.callWait())
+	post := func(method string, params func() any) func(context.Context, *clients.Session, time.Duration) ([]string, bool) {
+		return func(ctx context.Context, s *clients.Session, wait time.Duration) ([]string, bool) {
+			rctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
-			if r := in.exchange(rctx, s, in.nextID(), method, params()); r != nil {
-				return r.ids
+			r := in.exchange(rctx, s, in.nextID(), method, params())
+			switch {
+			case r != nil:
+				return r.ids, r.cut()
+			default: // no status: cut by the wait when it ended, else a transport failure (noted)
+				return nil, rctx.Err() != nil && ctx.Err() == nil
 			}
-			return nil
 		}
 	}
 	none := func() any { return nil }
@@ -92,12 +123,13 @@ func (in *inspector) sources(ctx context.Context, s *clients.Session) []source {
 		}
 		out = append(out, source{fmt.Sprintf("a tools/call %s reply, sent with a progress token", t.Name), post("tools/call", params)})
 	}
-	out = append(out, source{"the GET stream", func(ctx context.Context, s *clients.Session) []string {
+	// An idle GET stream that stays silent is the usual case, not a slow answer: never cut.
+	out = append(out, source{"the GET stream", func(ctx context.Context, s *clients.Session, _ time.Duration) ([]string, bool) {
 		rs := in.openStream(ctx, s, "")
 		if !rs.stream() {
-			return nil
+			return nil, false
 		}
-		return rs.ids(3, in.shortWait())
+		return rs.ids(3, in.shortWait()), false
 	}})
 	return out
 }
@@ -129,8 +161,9 @@ func (in *inspector) toolArgs(t toolInfo) any {
 	return minimalArgs(t.InputSchema)
 }
 
-// callWait bounds a request sent for its event ids: a slow tool's ids come before its result,
-// and with a short declared TTL the session must outlive the wait.
+// callWait is the first wait for a request sent for its event ids: a slow tool's ids come
+// before its result, and with a short declared TTL the session must outlive the wait. A try
+// cut by it is tried again with a longer one (try): each try is activity of its own.
 func (in *inspector) callWait() time.Duration {
 	w := min(in.o.Timeout, 2*time.Second)
 	if in.o.TTL > 0 {

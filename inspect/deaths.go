@@ -8,23 +8,37 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients"
 )
 
+// killTries bounds the sessions killByDelete opens: one that died of its TTL before the
+// DELETE (inspect's steps slowed by a loaded machine or server) is replaced by a fresh one,
+// rather than read as a server that refuses DELETE.
+const killTries = 2
+
 // killByDelete opens a session, takes a trail of its event ids, ends it with DELETE and looks
 // at what the dead session gets.
 func (in *inspector) killByDelete(ctx context.Context) error {
 	fp := in.fp
-	c, err := in.open(ctx)
-	if err != nil {
-		return &UnreachableError{err}
+	var c *clients.Session
+	var t *trail
+	for try := 1; ; try++ {
+		var err error
+		if c, err = in.open(ctx); err != nil {
+			return &UnreachableError{err}
+		}
+		t = in.acquire(ctx, c)
+		// Refresh it first: with a short TTL the steps above may have taken a good part of it.
+		if st, _ := in.ping(ctx, c); st != nil && *st/100 == 2 {
+			break
+		}
+		if try == killTries || ctx.Err() != nil {
+			in.note("the session to DELETE was already dead before the DELETE, %d times (the TTL is shorter than inspect's steps): its facts are taken as a TTL death", try)
+			break
+		}
+		in.note("the session to DELETE died before the DELETE (inspect's steps outlasted the TTL): tried again with a fresh session")
 	}
-	t := in.acquire(ctx, c)
 	if t == nil {
 		in.note("no SSE event id came on any reply (ping, logging/setLevel, tool calls with a progress token) or on the GET stream: replays could not be tried")
 	} else {
 		fp.CursorVia = t.via
-	}
-	// Refresh it first: with a short TTL the steps above may have taken a good part of it.
-	if st, _ := in.ping(ctx, c); st == nil || *st/100 != 2 {
-		in.note("the session to DELETE was already dead before the DELETE (the TTL is shorter than inspect's steps): its facts are taken as a TTL death")
 	}
 	del := in.status(ctx, c, http.MethodDelete)
 	switch {

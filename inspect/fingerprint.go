@@ -9,7 +9,10 @@
 // It is built on clients.Session and sends only a handful of requests, to one server, one at a
 // time (the keepalive watch aside); the only tools it calls are up to three picked by tools.go,
 // never one named like a destructive one. It judges what it sees but never retries to make a
-// server look better; it says "unknown" (nil), never "no", when it could not tell; it reads
+// server look better: it tries again only what told nothing (an answer still coming when its
+// wait ended, a session that died of its TTL before inspect's step), a bounded number of
+// times, so that a slow server or machine gives the fingerprint an idle one does; it says
+// "unknown" (nil), never "no", when it could not tell; it reads
 // every answer within bounds and never panics on one: an answer that breaks the protocol is
 // recorded as a violation (reply.go), and nothing else is made of it.
 package inspect

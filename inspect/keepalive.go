@@ -31,18 +31,33 @@ type arrival struct {
 	kind string
 }
 
+// watchTries bounds the sessions the keepalive watch opens: with a declared TTL, a session that
+// died of it before or while its stream was watched (on a loaded machine or server, the pings
+// came too late) tells nothing about the stream, and a fresh one may.
+const watchTries = 2
+
 // watchKeepalive holds a GET stream of a session of its own, idle, and times what arrives. With
 // a declared TTL it pings the session on POST meanwhile, so that what is watched is the
 // stream, not the TTL. A stream the server ends is reported closed at that time.
 func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
+	for try := 1; in.watchStream(ctx, s) && try < watchTries && ctx.Err() == nil; try++ {
+		var err error
+		if s, err = in.open(ctx); err != nil {
+			in.note("keepalive watch: %v", err)
+			return
+		}
+		defer s.Delete(ctx)
+	}
+}
+
+// watchStream is one watch of s's GET stream; died says s was found dead of its TTL instead
+// (nothing recorded).
+func (in *inspector) watchStream(ctx context.Context, s *clients.Session) (died bool) {
 	rs := in.openStream(ctx, s, "")
 	if !rs.stream() {
-		return
+		return in.diedOfTTL(ctx, s)
 	}
 	defer rs.close()
-	in.mu.Lock()
-	in.fp.KeepaliveWatchedMS = in.o.Idle.Milliseconds()
-	in.mu.Unlock()
 	opened := time.Now()
 	arrivals := make(chan arrival, 64)
 	go in.readIdle(ctx, s, rs.resp.Body, arrivals)
@@ -55,8 +70,11 @@ func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
 		select {
 		case a, ok := <-arrivals:
 			if !ok {
+				if in.diedOfTTL(ctx, s) {
+					return true
+				}
 				in.keepaliveSeen(opened, seen, ptr(time.Since(opened).Milliseconds()))
-				return
+				return false
 			}
 			if a.kind != keepaliveComment && a.at.Sub(opened) < openingFlush {
 				continue // written with the opening
@@ -64,10 +82,21 @@ func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
 			seen = append(seen, a)
 		case <-timer.C:
 			in.keepaliveSeen(opened, seen, nil)
-			return
+			return false
 		}
 	}
 	in.keepaliveSeen(opened, seen, nil)
+	return false
+}
+
+// diedOfTTL says, with a declared TTL, that s is refused as dead: the pings that keep it alive
+// did not (a loaded machine or server). Without one, a death is the server's regime.
+func (in *inspector) diedOfTTL(ctx context.Context, s *clients.Session) bool {
+	if in.o.TTL <= 0 {
+		return false
+	}
+	st, served := in.ping(ctx, s)
+	return st != nil && isFalse(served)
 }
 
 // keepaliveSeen records the interval of what arrived: the gap between the first two arrivals,
@@ -76,6 +105,7 @@ func (in *inspector) keepaliveSeen(opened time.Time, seen []arrival, closedMS *i
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	fp := in.fp
+	fp.KeepaliveWatchedMS = in.o.Idle.Milliseconds()
 	fp.StreamClosedMS = closedMS
 	switch len(seen) {
 	case 0:

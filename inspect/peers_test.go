@@ -152,7 +152,9 @@ func TestFingerprintIsStable(t *testing.T) {
 			}
 			for i, fp := range got[1:] {
 				if f := factsOf(fp); !sameFacts(f, first) {
-					t.Errorf("run %d differs from run 1:\n%+v\n%+v", i+2, f, first)
+					var table strings.Builder
+					WriteTable(&table, fp)
+					t.Errorf("run %d differs from run 1:\n%+v\n%+v\n%s", i+2, f, first, table.String())
 				}
 			}
 		})

@@ -54,14 +54,29 @@ func (in *inspector) replayDead(ctx context.Context, s *clients.Session, t *trai
 	return out
 }
 
+// crossTries bounds the live sessions crossSession opens: one that dies of its TTL during the
+// trial (a loaded machine or server) leaves the answer unknown, and a fresh one may tell.
+const crossTries = 2
+
 // crossSession resumes a dead session's trail as a fresh live session: does the server hand
 // one session's events to another? A refusal is "no"; "yes" needs the dead session's own
 // events; a 200 that delivers none of them is unknown, never "no".
 func (in *inspector) crossSession(ctx context.Context, t *trail) {
+	for range crossTries {
+		if !in.crossTrial(ctx, t) || ctx.Err() != nil {
+			return
+		}
+	}
+	in.note("cross-session replay: the live session died during the trial, %d times (the TTL is short): unknown", crossTries)
+}
+
+// crossTrial is one trial of crossSession, on a live session of its own; died says that
+// session died during it, which tells nothing.
+func (in *inspector) crossTrial(ctx context.Context, t *trail) (died bool) {
 	d, err := in.open(ctx)
 	if err != nil {
 		in.note("cross-session replay: %v", err)
-		return
+		return false
 	}
 	defer d.Delete(ctx)
 	defer in.keepSessionAlive(ctx, d)() // a GET may not count as activity
@@ -69,24 +84,22 @@ func (in *inspector) crossSession(ctx context.Context, t *trail) {
 	for _, c := range t.cursors(cursorsPerTrial) {
 		// The live session must be live when it asks; tell its death from a refusal.
 		if _, alive := in.ping(ctx, d); !isTrue(alive) {
-			in.note("cross-session replay: the live session died during the trial (the TTL is short): unknown")
-			return
+			return true
 		}
 		st, got, ok := in.replayFrom(ctx, d, t, c)
 		switch {
 		case !ok:
 		case st == http.StatusMethodNotAllowed:
-			return
+			return false
 		case st != http.StatusOK:
 			if _, alive := in.ping(ctx, d); !isTrue(alive) {
-				in.note("cross-session replay: the live session died during the trial (the TTL is short): unknown")
-				return
+				return true
 			}
 			in.fp.CrossSessionReplay = ptr(false)
-			return
+			return false
 		case len(got) > 0:
 			in.fp.CrossSessionReplay = ptr(true)
-			return
+			return false
 		default:
 			empty = true
 		}
@@ -94,6 +107,7 @@ func (in *inspector) crossSession(ctx context.Context, t *trail) {
 	if empty {
 		in.note("cross-session replay: a live session's GET with the dead session's cursor answered 200 but delivered none of the dead session's events: unknown")
 	}
+	return false
 }
 
 // replayWait bounds the wait for a replay's events; it ends early once all came or the stream

@@ -35,6 +35,12 @@ type reply struct {
 	violation string
 }
 
+// cut says the answer was still coming when the wait ended (2xx, no response yet, nothing
+// wrong with what came): it says nothing about the server, only that it was slow.
+func (r *reply) cut() bool {
+	return r.status/100 == 2 && r.result == nil && r.rpcErr == nil && r.violation == ""
+}
+
 // served says the request got a valid result: the server treated it as a live session's.
 func (r *reply) served() bool { return r.status/100 == 2 && r.violation == "" && r.result != nil }
 
@@ -73,6 +79,8 @@ func (in *inspector) exchange(ctx context.Context, s *clients.Session, id int, m
 		switch {
 		case len(data) > maxBody:
 			r.violation = fmt.Sprintf("a JSON body over %d bytes", maxBody)
+		case err != nil && ctx.Err() != nil:
+			// Cut by the wait, not broken by the server: no answer yet (reply.cut).
 		case err != nil:
 			r.violation = "the JSON body broke off: " + err.Error()
 		default:

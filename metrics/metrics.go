@@ -40,6 +40,8 @@ const (
 	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
 	RequestsLost                        // stateless revision: requests whose response a fault cut in flight
 	RequestsReissued                    // stateless revision: those re-sent with a new request id
+	ToolErrors                          // tool calls whose result said isError: the tool's own answer
+	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
 	CallsSkipped                        // a request loop's turns missed because its previous call was still running
 	numCounters
 )
@@ -49,7 +51,8 @@ var counterNames = [numCounters]string{
 	"probes_sent", "sessions_dead", "sessions_dead_detected", "misattributed_errors",
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
-	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued", "calls_skipped",
+	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
+	"tool_errors", "server_requests_answered", "calls_skipped",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -79,6 +82,8 @@ var counterHelp = [numCounters]string{
 	"Tool calls surfaced as failures (after retries).",
 	"Stateless revision: requests whose response a fault cut in flight.",
 	"Stateless revision: lost requests re-sent with a new request id.",
+	"Tool calls whose result said isError: the tool's own answer.",
+	"Requests of the server (ping, roots/list, ...) the client answered.",
 	"Turns of a request loop missed because its previous call was still running.",
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/mcpchaos/mcpchaos/clients"
 )
 
 var groupSchema = schema{keys: []schemaKey{
@@ -21,6 +23,11 @@ var groupSchema = schema{keys: []schemaKey{
 	{"concurrency", "set how many request loops each client runs at once (default 2)"},
 	{"request_timeout", "set how long a client waits for a response, e.g. 10s"},
 	{"protocol", "set the MCP protocol version clients offer: " + strings.Join(protocols, ", ")},
+	{"arguments", "set the tool call's arguments, e.g. arguments: {order_id: \"o-{{client}}-{{seq}}\", quantity: 1} (default: the smallest the tool's inputSchema accepts)"},
+	{"progress_tokens", "set whether tool calls carry _meta.progressToken (default true)"},
+	{"log_level", "set the level clients ask with logging/setLevel: " + strings.Join(clients.LogLevels(), ", ") + " (default: none asked)"},
+	{"roots", "list the roots clients offer and answer roots/list with, e.g. roots: [{uri: file:///srv/app, name: app}]"},
+	{"server_replies", "script results for the server's sampling/createMessage and elicitation/create (refused with an error otherwise)"},
 }}
 
 func (d *decoder) groups(f *field, run runLength) []Group {
@@ -114,6 +121,16 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.Concurrency = int(m.intIn("concurrency", defaultConcurrency, 1, maxConcurrency))
 	g.RequestTimeout = m.durationAtLeast("request_timeout", defaultRequestTimeout, 0, true)
 	g.Protocol = m.oneOf("protocol", protocols)
+	g.Arguments = d.arguments(m)
+	if pf := m.field("progress_tokens"); pf != nil {
+		on, ok := d.boolean(pf)
+		g.NoProgressTokens = ok && !on
+	}
+	if lf := m.field("log_level"); lf != nil {
+		g.LogLevel, _ = d.oneOf(lf, clients.LogLevels())
+	}
+	g.Roots = d.roots(m)
+	g.ServerReplies = d.serverReplies(m)
 	return g
 }
 

@@ -1,8 +1,10 @@
 package workloads
 
 import (
+	"encoding/json"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/gate"
 )
 
@@ -95,6 +97,13 @@ type Group struct {
 	Concurrency    int           // concurrent request loops per client; default 2, 1..8
 	RequestTimeout time.Duration // per-request timeout; default 10s
 	Protocol       string        // MCP protocol version offered; default Protocols()[0]
+	// Arguments are the tool call's arguments, with placeholders ({{client}}, {{seq}},
+	// {{group}}); nil: the smallest instance of the tool's inputSchema.
+	Arguments        map[string]any
+	NoProgressTokens bool                       // progress_tokens: false; tool calls carry _meta.progressToken by default
+	LogLevel         string                     // sent with logging/setLevel; "" = none
+	Roots            []clients.Root             // offered and answered to roots/list; nil = none
+	ServerReplies    map[string]json.RawMessage // scripted results for sampling and elicitation
 }
 
 // Fault is a toxic (or a whole-proxy outage) applied to the proxies of some
@@ -139,9 +148,9 @@ func (f Fault) AppliesTo(group string) bool {
 // The closed sets of values a workload may use. Each list lives here once;
 // the first entry of a list with a default is that default.
 const (
-	PolicyNaive = "naive"
-	PolicyProbe = "probe"
-	PolicyGoSDK = "gosdk" // sessions of the official Go SDK's client
+	PolicyNaive = clients.PolicyNaive
+	PolicyProbe = clients.PolicyProbe
+	PolicyGoSDK = clients.ClientGoSDK // sessions of the official Go SDK's client
 
 	GetPermissive = "permissive"
 	GetStrict     = "strict"
@@ -151,10 +160,10 @@ const (
 )
 
 var (
-	policies      = []string{PolicyNaive, PolicyProbe, PolicyGoSDK}
-	probes        = []string{"ping", "tools/list"}
-	tools         = []string{"echo", "slow"}
-	protocols     = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	policies      = clients.PolicyNames() // the client name lists are defined once, in clients
+	probes        = clients.ProbeMethods()
+	tools         = clients.ReferenceTools()
+	protocols     = clients.Protocols()
 	getValidation = []string{GetPermissive, GetStrict}
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}

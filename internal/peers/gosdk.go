@@ -77,10 +77,10 @@ func addGoSDKTools(srv *mcp.Server, c *counter) {
 		}
 		actx, cancel := context.WithTimeout(ctx, askTimeout)
 		defer cancel()
-		c.ask(goSDKAnswered(req.Session.Ping(actx, nil)))
+		c.ask(goSDKAnswered(ctx, req.Session.Ping(actx, nil)))
 		if p := req.Session.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
 			_, err := req.Session.ListRoots(actx, nil)
-			c.ask(goSDKAnswered(err))
+			c.ask(goSDKAnswered(ctx, err))
 		}
 		return text(fmt.Sprintf("done in %d steps", in.Steps)), nil, nil
 	})
@@ -100,11 +100,18 @@ func addGoSDKTools(srv *mcp.Server, c *counter) {
 	})
 }
 
-// goSDKAnswered reports whether the client answered a server request (a JSON-RPC error is an
-// answer).
-func goSDKAnswered(err error) bool {
+// goSDKAnswered classifies what became of a server request: a JSON-RPC error is an answer; no
+// answer within askTimeout is unanswered; a cancelled call or a lost connection is a client
+// that went away.
+func goSDKAnswered(ctx context.Context, err error) outcome {
 	var we *jsonrpc.Error
-	return err == nil || errors.As(err, &we)
+	switch {
+	case err == nil, errors.As(err, &we):
+		return answered
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return unanswered // the client had askTimeout to answer and did not
+	}
+	return abandoned // the call was cancelled or its connection lost
 }
 
 func text(s string) *mcp.CallToolResult {

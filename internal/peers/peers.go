@@ -45,31 +45,43 @@ type Server struct {
 	stats func() Stats
 }
 
-// Stats counts the requests a server sent its clients (ping, roots/list) and those that got no
-// answer (a timeout or a lost connection; an error answer is an answer).
+// Stats counts the requests a server sent its clients (ping, roots/list): those that got no
+// answer in time though the client was there to get them (an error answer is an answer), and
+// those abandoned because the client went away (a fault cut its call, or the session ended).
 type Stats struct {
 	ServerRequests int64 `json:"server_requests"`
 	Unanswered     int64 `json:"unanswered"`
+	Abandoned      int64 `json:"abandoned"`
 }
 
 // Stats returns the server's counts so far.
 func (s *Server) Stats() Stats { return s.stats() }
 
 // counter is the Go peers' Stats.
-type counter struct{ sent, unanswered atomic.Int64 }
+type counter struct{ sent, unanswered, abandoned atomic.Int64 }
 
 func (c *counter) stats() Stats {
-	return Stats{ServerRequests: c.sent.Load(), Unanswered: c.unanswered.Load()}
+	return Stats{ServerRequests: c.sent.Load(), Unanswered: c.unanswered.Load(), Abandoned: c.abandoned.Load()}
 }
 
-// ask counts one server request; answered says whether the client answered it (a result or a
-// JSON-RPC error).
-func (c *counter) ask(answered bool) {
+// ask counts one server request by its outcome.
+func (c *counter) ask(o outcome) {
 	c.sent.Add(1)
-	if !answered {
+	switch o {
+	case unanswered:
 		c.unanswered.Add(1)
+	case abandoned:
+		c.abandoned.Add(1)
 	}
 }
+
+type outcome int
+
+const (
+	answered   outcome = iota // a result or a JSON-RPC error
+	unanswered                // no answer within askTimeout
+	abandoned                 // the call that asked was cancelled: the client went away
+)
 
 // serve serves h on loopback until the test ends.
 func serve(t testing.TB, h http.Handler) string {
@@ -101,7 +113,7 @@ func notifyLoop(t testing.TB, d time.Duration, send func(context.Context)) {
 }
 
 // askTimeout bounds a server request's wait for the client's answer.
-const askTimeout = 2 * time.Second
+const askTimeout = 5 * time.Second
 
 // maxDelay caps slow_query's delay.
 const maxDelay = 5 * time.Second

@@ -21,7 +21,7 @@ const arg = (name, def) => {
 const ttl = arg('--ttl', 0);
 const notifyEvery = arg('--notify', 0);
 
-const stats = { server_requests: 0, unanswered: 0, sessions: 0, expired: 0 };
+const stats = { server_requests: 0, unanswered: 0, abandoned: 0, sessions: 0, expired: 0 };
 
 // An event store that keeps insertion order (the SDK's example store sorts ids as strings,
 // which can put an event of the same millisecond before the cursor).
@@ -51,11 +51,15 @@ class OrderedEventStore {
 async function ask(extra, request, schema) {
   stats.server_requests++;
   try {
-    await extra.sendRequest(request, schema, { timeout: 2000 });
+    await extra.sendRequest(request, schema, { timeout: 5000 });
   } catch (e) {
     if (process.env.PEER_DEBUG) console.error('ask failed', e && e.code, String(e));
-    // An error answer is an answer; a timeout (-32001) or a closed connection (-32000) is not.
-    if (!(e && typeof e.code === 'number' && e.code !== -32001 && e.code !== -32000)) stats.unanswered++;
+    // An error answer is an answer. A timeout (-32001) is a request the client got and left
+    // unanswered; a closed connection or a cancelled call (-32000) is a client that went away
+    // (a fault cut it, or the session ended), counted apart.
+    const code = e && typeof e.code === 'number' ? e.code : undefined;
+    if (code === -32000) stats.abandoned++;
+    else if (code === undefined || code === -32001) stats.unanswered++;
   }
 }
 

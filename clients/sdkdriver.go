@@ -2,47 +2,47 @@ package clients
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
-// GoSDK is the policy of a client group whose sessions are real sessions of the official Go
-// SDK's client (github.com/modelcontextprotocol/go-sdk, mcp.NewClient with a
-// StreamableClientTransport): what happens after a drop is whatever that client does (its
-// own reconnects with Last-Event-ID, its own error on a dead session). mcpchaos only plays
-// the application around it: it calls tools, and when a call fails it reports a tool failure,
-// or, when the SDK says the session is missing (mcp.ErrSessionMissing) or has closed the
-// session, connects anew, as an application would.
+// sdkDriver runs a group's clients as real sessions of the official Go SDK's client
+// (github.com/modelcontextprotocol/go-sdk, mcp.NewClient with a StreamableClientTransport):
+// what happens after a drop is whatever that client does (its own reconnects with
+// Last-Event-ID, its own error on a dead session). mcpchaos only plays the application around
+// it: it calls tools, and when a call fails it reports a tool failure, or, when the SDK says
+// the session is missing (mcp.ErrSessionMissing) or has closed the session, connects anew, as
+// an application would. Such a group has no Policy: the SDK decides.
 //
 // Everything is measured from outside, on the HTTP requests the SDK sends (sdkObserver), with
-// the same metrics as the other policies wherever they can be seen there; the export names the
-// ones that cannot (sdkNotObservable). The decision methods below are never asked: the SDK
-// decides.
-type GoSDK struct{}
-
-func (GoSDK) Name() string                                   { return "gosdk" }
-func (GoSDK) AfterReplay(Replay, func() ProbeResult) Verdict { return Resume }
-func (GoSDK) AfterFailure(Failure) Action                    { return SurfaceFailure }
-func (GoSDK) SharesSession() bool                            { return true }
+// the same metrics as the other kinds wherever they can be seen there; notObservable names the
+// ones that cannot.
+type sdkDriver struct{}
 
 // sdkNotObservable are the metrics a gosdk group cannot be measured on: which requests the SDK
 // meant as retries, whether it resynchronised, and it never probes.
 var sdkNotObservable = []string{"retries_against_dead", "resyncs", "probe_latency"}
 
-func (f *Fleet) sdkMode() bool {
-	_, ok := f.policy.(GoSDK)
-	return ok
-}
+func (sdkDriver) notObservable() []string { return slices.Clone(sdkNotObservable) }
+
+func (sdkDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) { c.runSDK(ctx) }
+
+func (sdkDriver) tick(ctx context.Context, c *Client, k int) { c.tickSDK(ctx, k) }
 
 // sdkClient is a gosdk client's state beside its Client.
 type sdkClient struct {
+	ctx    context.Context // the run's: sessions are held under it
 	mu     sync.Mutex
 	cs     *mcp.ClientSession
 	byID   map[string]*held // this client's sessions, by id: a request names one
@@ -54,7 +54,7 @@ type sdkClient struct {
 func (c *Client) runSDK(ctx context.Context) {
 	c.mu.Lock()
 	if c.sdk == nil {
-		c.sdk = &sdkClient{byID: make(map[string]*held)}
+		c.sdk = &sdkClient{ctx: ctx, byID: make(map[string]*held)}
 	}
 	c.mu.Unlock()
 	hc := &http.Client{Transport: &sdkObserver{base: c.f.ep.HTTP.Transport, c: c}, CheckRedirect: c.f.ep.HTTP.CheckRedirect}
@@ -68,13 +68,13 @@ func (c *Client) runSDK(ctx context.Context) {
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
-				c.f.rec.Error(Kind(err))
+				c.f.failed(err)
 			}
 			sleep(ctx, backoff.next())
 			continue
 		}
 		backoff.reset()
-		h := c.adoptSDK(ctx, cs)
+		h := c.adoptSDK(cs)
 		ended := make(chan struct{})
 		go func() {
 			_ = cs.Wait() // returns when the SDK closes the session: a failure it will not retry
@@ -101,20 +101,17 @@ func (c *Client) runSDK(ctx context.Context) {
 	}
 }
 
-// adoptSDK makes a connected SDK session the client's current one.
-func (c *Client) adoptSDK(ctx context.Context, cs *mcp.ClientSession) *held {
-	proto := ""
-	if r := cs.InitializeResult(); r != nil {
-		proto = r.ProtocolVersion
-	}
-	s := &Session{ep: c.f.ep, ID: cs.ID(), Protocol: proto}
-	c.f.rec.Inc(metrics.SessionsStarted)
-	c.f.served(s)
-	c.f.noteProtocol(proto)
-	h := &held{s: s}
-	h.ctx, h.cancel = context.WithCancel(ctx)
+// sdkPrepare registers the session the server named in its answer to the SDK's initialize,
+// before Connect returns: the SDK opens its first GET stream inside Connect, and that stream
+// belongs to the session as much as any later request. Old sessions are marked replaced.
+func (c *Client) sdkPrepare(id string) *held {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if h := c.sdk.byID[id]; h != nil {
+		return h
+	}
+	h := &held{s: &Session{ep: c.f.ep, ID: id}}
+	h.ctx, h.cancel = context.WithCancel(c.sdk.ctx)
 	if c.cur != nil {
 		c.cur.replaced.Store(true)
 	}
@@ -124,9 +121,23 @@ func (c *Client) adoptSDK(ctx context.Context, cs *mcp.ClientSession) *held {
 	if len(c.sdk.byID) >= 4 { // old sessions' stragglers are rare after a few re-connects
 		clear(c.sdk.byID)
 	}
-	if s.ID != "" {
-		c.sdk.byID[s.ID] = h
+	c.sdk.byID[id] = h
+	return h
+}
+
+// adoptSDK makes a connected SDK session the client's current one.
+func (c *Client) adoptSDK(cs *mcp.ClientSession) *held {
+	proto := ""
+	if r := cs.InitializeResult(); r != nil {
+		proto = r.ProtocolVersion
 	}
+	h := c.sdkPrepare(cs.ID())
+	h.s.Protocol = proto
+	c.f.rec.Inc(metrics.SessionsStarted)
+	c.f.served(h.s)
+	c.f.noteProtocol(proto)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.cur = h
 	c.sdk.cs = cs
 	c.setStateLocked(metrics.StateLive)
@@ -149,17 +160,39 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 	}
 	cfg := &c.f.cfg
 	sent := time.Now()
-	res, err := cs.CallTool(h.ctx, &mcp.CallToolParams{Name: cfg.Tool, Arguments: c.f.toolArgs})
+	args, err := c.f.arguments(ctx, c, func(ctx context.Context) (json.RawMessage, error) {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			c.f.failed(err)
+			return nil, err
+		}
+		return json.Marshal(res)
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			c.f.argsFailed(err)
+		}
+		return
+	}
+	p := &mcp.CallToolParams{Name: c.f.tool(), Arguments: args}
+	if seq := c.calls.Add(1); !cfg.NoProgressTokens {
+		p.SetProgressToken(fmt.Sprintf("mcpchaos-%s-%d-%d", cfg.Name, c.idx, seq))
+	}
+	res, err := cs.CallTool(h.ctx, p)
 	if ctx.Err() != nil || h.ctx.Err() != nil && err != nil {
 		return // the run ended, or the session was given up while the call ran
 	}
-	if err == nil && !res.IsError {
+	if err == nil {
 		c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
+		if res.IsError {
+			c.f.rec.Inc(metrics.ToolErrors) // the tool's own answer, not a session failure
+			return
+		}
 		c.f.rec.Inc(metrics.ToolCallsOK)
 		return
 	}
-	if err != nil && !errors.Is(err, mcp.ErrSessionMissing) {
-		c.f.rec.Error(Kind(err))
+	if !errors.Is(err, mcp.ErrSessionMissing) {
+		c.f.failed(err)
 	}
 	switch {
 	case errors.Is(err, mcp.ErrSessionMissing):
@@ -170,6 +203,9 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 		c.abandon(h, false, true)
 	default:
 		c.f.rec.Inc(metrics.ToolCallsFailed)
+		if we := (*jsonrpc.Error)(nil); errors.As(err, &we) {
+			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
+		}
 		if c.deadNow(h) {
 			c.f.rec.Inc(metrics.MisattributedErrors) // a session death reported as a tool failure
 		}
@@ -195,6 +231,11 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	stream := req.Method == http.MethodGet
 	sent := time.Now()
 	resp, err := o.base.RoundTrip(req)
+	if h == nil && id == "" && err == nil && req.Method == http.MethodPost && resp.StatusCode == http.StatusOK {
+		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+			c.sdkPrepare(sid) // initialize: the session exists from here on (see sdkPrepare)
+		}
+	}
 	if h == nil {
 		return resp, err // initialize, or a request of no session of ours
 	}
@@ -202,7 +243,7 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		status = resp.StatusCode
 	} else if req.Context().Err() == nil {
-		c.f.rec.Error(Kind(err))
+		c.f.failed(err)
 	}
 	switch {
 	case stream && cursor != "":
