@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +14,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // schedule turns the workload's faults into the injector's schedule.
@@ -73,6 +76,13 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		Proxies:        r.proxies,
 		Shard:          r.plan.Shard,
 	}
+	run.ID, run.Labels = r.id, r.plan.Labels
+	if r.late > 0 && run.Shard != nil {
+		s := *run.Shard
+		s.LateS = roundS(r.late)
+		run.Shard = &s
+		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
+	}
 	r.describeTarget(&run)
 	run.Notes = append(run.Notes, clients.FleetNotes(r.fleets)...)
 	if fatal {
@@ -97,8 +107,42 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	r.faultMu.Lock()
 	exp.Faults = append([]results.FaultAt(nil), r.faultLog...)
 	r.faultMu.Unlock()
+	exp.Phases = phasesRun(r.w.Phases, end.Sub(start))
 	r.exportRelease(exp)
 	return exp, nil
+}
+
+// phasesRun is the phase timeline of a run that lasted ran: the phases that began before its
+// end, the last cut at it (an interrupted or aborted run).
+func phasesRun(phases []workloads.Phase, ran time.Duration) []results.PhaseAt {
+	var out []results.PhaseAt
+	for _, p := range phases {
+		if p.Start >= ran {
+			break
+		}
+		out = append(out, results.PhaseAt{Phase: p.Name, StartS: roundS(p.Start), EndS: roundS(min(p.End(), ran))})
+	}
+	return out
+}
+
+// faultsInForce names the faults in force on some proxy now, in the order they were applied.
+func (r *runner) faultsInForce() []string {
+	r.faultMu.Lock()
+	defer r.faultMu.Unlock()
+	var out []string
+	for _, f := range r.faultLog {
+		if f.Error == "" && f.RemovedAtS == 0 && !slices.Contains(out, f.Fault) {
+			out = append(out, f.Fault)
+		}
+	}
+	return out
+}
+
+// newRunID is a run's id: 8 hex digits, enough to tell the runs of a dashboard apart.
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 // noSessions says, for a target that has sessions, that none was ever established, and what
@@ -107,14 +151,15 @@ func (r *runner) noSessions() string {
 	if r.tgt.generation == clients.Stateless {
 		return ""
 	}
+	// The counters' atomics, not Snapshot: merging every histogram here doubled the work
+	// between the fleets' end and the export (seconds on a loaded machine).
 	var started int64
 	errs := map[string]int64{}
 	for _, rec := range r.recs {
-		s := rec.Snapshot()
-		started += s.Counters[metrics.SessionsStarted]
-		for k, n := range s.Errors {
-			if n > 0 {
-				errs[metrics.ErrorKind(k).String()] += n
+		started += rec.Get(metrics.SessionsStarted)
+		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+			if n := rec.Errors(k); n > 0 {
+				errs[k.String()] += n
 			}
 		}
 	}

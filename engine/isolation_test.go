@@ -53,7 +53,10 @@ func (panicky) Stop(*View, time.Time)    {}
 
 // Several runs at once in one process, one of which panics: each export's numbers are its own
 // run's (its workload, its clients, never more sessions live than it has clients), the panic
-// stops only its own run, and every other run ends as planned.
+// stops only its own run, and every other run ends as planned. Without the outage: four runs
+// at once on a loaded machine sometimes had not initialized a session by 450 ms, met the
+// proxy down, and ended 1.5 s later with none established (a failed run, for a reason that
+// is not isolation).
 func TestConcurrentRunsAreIsolated(t *testing.T) {
 	const runs = 4
 	var wg sync.WaitGroup
@@ -61,7 +64,9 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 	errs := make([]error, runs)
 	for i := range runs {
 		wg.Go(func() {
-			plan, err := NewPlan(tinyWorkload(t, fmt.Sprintf("run%d", i), i+1))
+			w := tinyWorkload(t, fmt.Sprintf("run%d", i), i+1)
+			w.Faults = nil
+			plan, err := NewPlan(w)
 			if err != nil {
 				errs[i] = err
 				return

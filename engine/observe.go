@@ -10,6 +10,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // Observer is fed by a run while it goes on, in the manner of k6's outputs: Start once the
@@ -27,8 +28,14 @@ type Observer interface {
 type View struct {
 	Workload string
 	Shard    *results.Shard
-	Start    time.Time     // when the clients start
-	Planned  time.Duration // how long the run is planned to last
+	Start    time.Time         // when the clients start
+	Planned  time.Duration     // how long the run is planned to last
+	RunID    string            // the run's id, as its export records it
+	Labels   map[string]string // the run's labels (Plan.Labels)
+
+	phases     []workloads.Phase
+	faultNames []string
+	faultsNow  func() []string
 
 	fleets   []*clients.Fleet
 	recs     []*metrics.Recorder
@@ -56,6 +63,37 @@ func (v *View) Groups() []GroupStatus {
 		out[i] = GroupStatus{Name: rec.Name, Census: c, Recorder: rec}
 	}
 	return out
+}
+
+// Phase is the workload phase in force at now ("" before the start and after the end).
+func (v *View) Phase(now time.Time) string {
+	el := now.Sub(v.Start)
+	for _, p := range v.phases {
+		if el >= p.Start && el < p.End() {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// Phases names the plan's phases, in order.
+func (v *View) Phases() []string {
+	out := make([]string, len(v.phases))
+	for i, p := range v.phases {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// FaultNames names the plan's faults, in order.
+func (v *View) FaultNames() []string { return v.faultNames }
+
+// Faults names the faults in force now on some group's proxy.
+func (v *View) Faults() []string {
+	if v.faultsNow == nil {
+		return nil
+	}
+	return v.faultsNow()
 }
 
 // Recorders are the groups' recorders, whose counters and histograms may be read at any time.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -12,9 +13,12 @@ import (
 // thresholds to judge and when to start. NewPlan builds it without I/O.
 type Plan struct {
 	Workload   *workloads.Workload
-	Shard      *results.Shard      // nil: the whole fleet
-	StartAt    time.Time           // zero: as soon as set up
-	Thresholds []results.Threshold // the workload's, then the options'
+	Shard      *results.Shard   // nil: the whole fleet
+	StartAt    time.Time        // zero: as soon as set up
+	Thresholds []gate.Threshold // the workload's, then the options'
+	// Labels say what the run tested (release, commit, environment): the export records them,
+	// compare shows them, the report puts them on its trend axis.
+	Labels map[string]string
 }
 
 // PlanOption changes a plan before NewPlan checks it, once.
@@ -50,8 +54,21 @@ func WithStartAt(t time.Time) PlanOption {
 
 // WithThresholds adds thresholds to the workload's; those with AbortOnFail stop the run as
 // soon as they fail for good.
-func WithThresholds(ths ...results.Threshold) PlanOption {
+func WithThresholds(ths ...gate.Threshold) PlanOption {
 	return func(d *planDraft) { d.plan.Thresholds = append(d.plan.Thresholds, ths...) }
+}
+
+// WithLabels labels the run (key=value pairs such as release=v1.4.2); later labels of the
+// same key win.
+func WithLabels(labels map[string]string) PlanOption {
+	return func(d *planDraft) {
+		if d.plan.Labels == nil {
+			d.plan.Labels = map[string]string{}
+		}
+		for k, v := range labels {
+			d.plan.Labels[k] = v
+		}
+	}
 }
 
 // NewPlan applies the options to w (which it does not change) and checks the result once.
@@ -65,7 +82,7 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	}
 	p := d.plan
 	extra := p.Thresholds
-	p.Thresholds = append(append([]results.Threshold(nil), w.Thresholds...), extra...)
+	p.Thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), extra...)
 	if err := checkThresholds(w, extra); err != nil {
 		return nil, err
 	}
@@ -97,6 +114,11 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
 		return nil, &ConfigError{err}
 	}
+	for k := range p.Labels {
+		if k == "" {
+			return nil, configErr("a run label needs a key: write key=value, e.g. release=v1.4.2")
+		}
+	}
 	p.Workload = w
 	return &p, nil
 }
@@ -110,7 +132,7 @@ func whereOf(t workloads.Target) string {
 
 // checkThresholds checks that every added threshold names a group of w, and that those that
 // abort can be judged before the end.
-func checkThresholds(w *workloads.Workload, ths []results.Threshold) error {
+func checkThresholds(w *workloads.Workload, ths []gate.Threshold) error {
 	groups := map[string]bool{"overall": true}
 	for _, g := range w.Groups {
 		groups[g.Name] = true

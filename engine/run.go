@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -37,8 +38,11 @@ type runner struct {
 	rel      release // restart, rebalance, scale, exec, wait_for (release.go)
 
 	abortMu  sync.Mutex
-	aborted  *results.Threshold
+	aborted  *gate.Threshold
 	abortWhy string
+
+	id   string        // the run's id: in the export, the live metrics and the progress view
+	late time.Duration // how long after the plan's StartAt a late shard started
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -52,7 +56,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}}
+	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID()}
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
@@ -75,10 +79,17 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	}
 	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
 	if !plan.StartAt.IsZero() {
-		if start.After(plan.StartAt) {
-			return nil, fmt.Errorf("the start time %s passed while this run was setting up; give the shards a time further ahead", plan.StartAt.Format(time.RFC3339))
+		switch {
+		case !start.After(plan.StartAt):
+			start = plan.StartAt
+		case plan.Shard != nil:
+			// A shard that comes late (its pod scheduled after the others started) joins at
+			// once rather than failing the whole run: its clients run the plan late, which the
+			// export says (run.shard.late_s and a note); the merge aligns on wall-clock time.
+			r.late = start.Sub(plan.StartAt)
+		default:
+			return nil, fmt.Errorf("the start time %s passed while this run was setting up; give a time further ahead", plan.StartAt.Format(time.RFC3339))
 		}
-		start = plan.StartAt
 	}
 	if r.opts.onStart != nil {
 		r.opts.onStart(start)
@@ -94,6 +105,10 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
+	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
+	for _, f := range r.w.Faults {
+		obs.v.faultNames = append(obs.v.faultNames, f.Name)
+	}
 	if early := abortThresholds(r.plan.Thresholds); len(early) > 0 {
 		obs.obs = append(obs.obs, &watchdog{ths: early, abort: r.abortOn(cancel)})
 	}
@@ -134,8 +149,8 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 }
 
 // abortOn is the watchdog's abort: it records the threshold and ends the run.
-func (r *runner) abortOn(cancel context.CancelFunc) func(results.Threshold, string) {
-	return func(th results.Threshold, why string) {
+func (r *runner) abortOn(cancel context.CancelFunc) func(gate.Threshold, string) {
+	return func(th gate.Threshold, why string) {
 		r.abortMu.Lock()
 		r.aborted, r.abortWhy = &th, why
 		r.abortMu.Unlock()

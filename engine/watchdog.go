@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // watchdog is the observer that judges the thresholds with abort_on_fail while the run goes
 // on, from the recorders' atomics. The first that fails for good calls abort, once.
 type watchdog struct {
-	ths   []results.Threshold // all with AbortOnFail, all Early
-	abort func(th results.Threshold, reason string)
+	ths   []gate.Threshold // all with AbortOnFail, all Early
+	abort func(th gate.Threshold, reason string)
 	fired bool
 }
 
@@ -37,7 +38,7 @@ func (wd *watchdog) Observe(v *View, now time.Time) {
 		if g.Counters == nil {
 			continue
 		}
-		if val, ok := th.Metric.Value(&g); ok && !th.Holds(val) {
+		if val, ok := results.Value(th.Metric, &g); ok && !th.Holds(val) {
 			el := now.Sub(v.Start).Round(100 * time.Millisecond)
 			wd.fired = true
 			wd.abort(th, fmt.Sprintf("threshold %s failed %s into the run (%s.%s reached %s)", th.Expr, el, th.Scope, th.Metric.Name, th.Metric.Format(val)))
@@ -47,8 +48,8 @@ func (wd *watchdog) Observe(v *View, now time.Time) {
 }
 
 // abortThresholds are the thresholds to judge while the run goes on.
-func abortThresholds(ths []results.Threshold) []results.Threshold {
-	var out []results.Threshold
+func abortThresholds(ths []gate.Threshold) []gate.Threshold {
+	var out []gate.Threshold
 	for _, th := range ths {
 		if th.AbortOnFail && th.Early() {
 			out = append(out, th)

@@ -1,4 +1,4 @@
-// Package metrics holds what a run measures: the counters and HdrHistograms of MISSION.md, per
+// Package metrics holds what a run measures: the counters and HdrHistograms defined in docs/metrics.md, per
 // client group.
 //
 // Workers only bump atomics or record into one of a group's histogram shards (picked by the
@@ -16,7 +16,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Counter names one of the counters of MISSION.md.
+// Counter names one of the counters (docs/metrics.md).
 type Counter int
 
 const (
@@ -42,6 +42,7 @@ const (
 	RequestsReissued                    // stateless revision: those re-sent with a new request id
 	ToolErrors                          // tool calls whose result said isError: the tool's own answer
 	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
+	CallsSkipped                        // a request loop's turns missed because its previous call was still running
 	numCounters
 )
 
@@ -51,10 +52,40 @@ var counterNames = [numCounters]string{
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
-	"tool_errors", "server_requests_answered",
+	"tool_errors", "server_requests_answered", "calls_skipped",
 }
 
 func (c Counter) String() string { return counterNames[c] }
+
+// Help says in a sentence what the counter counts (the Prometheus HELP text; docs/metrics.md
+// says it at length).
+func (c Counter) Help() string { return counterHelp[c] }
+
+var counterHelp = [numCounters]string{
+	"Sessions initialized (first sessions and re-initializations).",
+	"GET streams that ended while the client still held its session.",
+	"Replay GETs (Last-Event-ID) answered 200.",
+	"Replay GETs answered a dead-session status (404/410 by default).",
+	"Replay GETs that refused the cursor (any other status).",
+	"Liveness probes sent after a replay.",
+	"Session deaths the clients ran into (sent at least one request to).",
+	"Session deaths the clients classified as such.",
+	"Failures caused by a dead session that clients surfaced as tool failures.",
+	"Requests sent carrying the id of a session that had already died.",
+	"The retries among the dead-session requests.",
+	"Replayed events of a dead session applied to client state.",
+	"Replayed events withheld because the probe said the session was dead.",
+	"Events applied to client state, live and stale.",
+	"Requests sent with an old session id after the client had re-initialized.",
+	"Cursors refused on a live session: fresh stream, no re-initialization.",
+	"Tool calls that returned a result.",
+	"Tool calls surfaced as failures (after retries).",
+	"Stateless revision: requests whose response a fault cut in flight.",
+	"Stateless revision: lost requests re-sent with a new request id.",
+	"Tool calls whose result said isError: the tool's own answer.",
+	"Requests of the server (ping, roots/list, ...) the client answered.",
+	"Turns of a request loop missed because its previous call was still running.",
+}
 
 // Counters lists every counter in export order.
 func Counters() []Counter {
@@ -65,7 +96,7 @@ func Counters() []Counter {
 	return cs
 }
 
-// Hist names one of the latency histograms of MISSION.md. Values are microseconds.
+// Hist names one of the latency histograms (docs/metrics.md). Values are microseconds.
 type Hist int
 
 const (
@@ -74,12 +105,28 @@ const (
 	DetectionDelay               // the session's real death → the client classifying it dead
 	ToolCallLatency              // one tool call attempt, send → result
 	RecoveryLatency              // stateless revision: a lost request's first send → its re-issue's result
+	// ToolCallLatencyCorrected times a tool call from its intended start (its turn on the
+	// loop's schedule), not from the send: a stalled server shows as worse samples, not fewer
+	// (coordinated omission; wrk2 and HdrHistogram correct the same way).
+	ToolCallLatencyCorrected
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected"}
 
 func (h Hist) String() string { return histNames[h] }
+
+// Help says in a sentence what the histogram times (the Prometheus HELP text).
+func (h Hist) Help() string { return histHelp[h] }
+
+var histHelp = [numHists]string{
+	"Liveness probe: from sending it to having its status and body.",
+	"Reconnect: from noticing the drop to the replay GET's response headers.",
+	"Detection delay: from the session's death to the client classifying it dead.",
+	"Tool call attempt that returned a result: from the send to the result.",
+	"Stateless revision: a lost request's first send to its re-issue's result.",
+	"Tool call from its intended start (its turn on the schedule) to its result: corrected for coordinated omission.",
+}
 
 // Hists lists every histogram in export order.
 func Hists() []Hist {

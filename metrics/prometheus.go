@@ -13,7 +13,7 @@ import (
 //
 // Exposed, each labelled with group (and policy where it helps aggregation):
 //
-//	mcpchaos_<counter>_total                  every counter of MISSION.md
+//	mcpchaos_<counter>_total                  every counter (docs/metrics.md)
 //	mcpchaos_transport_errors_total{kind}     errors by kind
 //	mcpchaos_false_healthy_seconds_total
 //	mcpchaos_clients{state}                   clients by the state they believe they are in
@@ -41,19 +41,22 @@ var PromBuckets = []float64{
 	1, 2.5, 5, 10, 30, 60, 300, 900, 1800, 3600,
 }
 
+// docRef ends every HELP text: where each metric is defined.
+const docRef = " Defined in docs/metrics.md of the mcpchaos repository."
+
 // NewCollector returns a collector over the groups' recorders. believed may be nil.
 func NewCollector(groups []*Recorder, believed func(i int) int64) *Collector {
 	c := &Collector{groups: groups, believed: believed}
 	gp := []string{"group", "policy"}
 	for i := range c.counters {
-		c.counters[i] = prometheus.NewDesc("mcpchaos_"+Counter(i).String()+"_total", "mcpchaos counter "+Counter(i).String()+" (see MISSION.md).", gp, nil)
+		c.counters[i] = prometheus.NewDesc("mcpchaos_"+Counter(i).String()+"_total", Counter(i).Help()+docRef, gp, nil)
 	}
-	c.errors = prometheus.NewDesc("mcpchaos_transport_errors_total", "Transport and protocol errors by kind.", append(gp, "kind"), nil)
-	c.falseH = prometheus.NewDesc("mcpchaos_false_healthy_seconds_total", "Time clients believed a dead session was alive.", gp, nil)
-	c.states = prometheus.NewDesc("mcpchaos_clients", "Clients by the state they believe their session is in.", append(gp, "state"), nil)
-	c.blbd = prometheus.NewDesc("mcpchaos_believed_live_but_dead", "Clients that believe their session is live while the server has ended it.", gp, nil)
+	c.errors = prometheus.NewDesc("mcpchaos_transport_errors_total", "Transport and protocol errors by kind."+docRef, append(gp, "kind"), nil)
+	c.falseH = prometheus.NewDesc("mcpchaos_false_healthy_seconds_total", "Time clients believed a dead session was alive, summed over sessions."+docRef, gp, nil)
+	c.states = prometheus.NewDesc("mcpchaos_clients", "Clients by the state they believe their session is in."+docRef, append(gp, "state"), nil)
+	c.blbd = prometheus.NewDesc("mcpchaos_believed_live_but_dead", "Clients that believe their session is live while the server has ended it."+docRef, gp, nil)
 	for i := range c.hists {
-		c.hists[i] = prometheus.NewDesc("mcpchaos_"+Hist(i).String()+"_seconds", "mcpchaos histogram "+Hist(i).String()+".", gp, nil)
+		c.hists[i] = prometheus.NewDesc("mcpchaos_"+Hist(i).String()+"_seconds", Hist(i).Help()+docRef, gp, nil)
 	}
 	return c
 }

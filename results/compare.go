@@ -2,266 +2,69 @@ package results
 
 import (
 	"fmt"
-	"math"
-	"path"
-	"strconv"
+	"github.com/mcpchaos/mcpchaos/gate"
+	"slices"
 	"strings"
 	"time"
 )
 
-// Tolerance says how far a metric may move between a base run and a current one before the
-// move is a regression. Sign is the bad direction: +1 when growing is worse (latencies,
-// misattributed errors), -1 when falling is worse (successful tool calls); 0 means the metric
-// is only reported (Info). A move in the bad direction regresses when it is larger than Rel
-// of the base value and larger than Abs; "may not grow at all" is Rel 0, Abs 0.
-type Tolerance struct {
-	Sign int
-	Rel  float64 // fraction of the base value, e.g. 0.10
-	Abs  float64 // in the metric's unit (µs for durations)
-}
-
-// Info reports whether the metric is only reported, never judged.
-func (t Tolerance) Info() bool { return t.Sign == 0 }
-
-// String writes the tolerance as a spec ParseTolerance reads.
-func (t Tolerance) String() string {
-	if t.Info() {
-		return "info"
-	}
-	sign := "+"
-	if t.Sign < 0 {
-		sign = "-"
-	}
-	if t.Rel == 0 && t.Abs == 0 {
-		return sign + "0"
-	}
-	var parts []string
-	if t.Rel != 0 {
-		parts = append(parts, sign+trimZeros(strconv.FormatFloat(t.Rel*100, 'f', 2, 64))+"%")
-	}
-	if t.Abs != 0 {
-		parts = append(parts, sign+strconv.FormatFloat(t.Abs, 'f', -1, 64))
-	}
-	return strings.Join(parts, ",")
-}
-
-// describe writes the tolerance for people, in the metric's unit.
-func (t Tolerance) describe(u Unit) string {
-	switch {
-	case t.Info():
-		return "reported only"
-	case t.Rel == 0 && t.Abs == 0 && t.Sign > 0:
-		return "may not grow"
-	case t.Rel == 0 && t.Abs == 0:
-		return "may not fall"
-	}
-	verb := "grow"
-	if t.Sign < 0 {
-		verb = "fall"
-	}
-	var parts []string
-	if t.Rel != 0 {
-		parts = append(parts, trimZeros(strconv.FormatFloat(t.Rel*100, 'f', 2, 64))+"%")
-	}
-	if t.Abs != 0 {
-		parts = append(parts, formatValue(u, t.Abs))
-	}
-	return "may " + verb + " " + strings.Join(parts, " and ")
-}
-
-// ToleranceRule applies a tolerance to the metrics that Pattern matches. A pattern is matched
-// (path.Match, so * and ? work) against "METRIC" and "GROUP.METRIC": "probe_latency.p99" is the
-// p99 of every group, "naive.*" is every metric of group naive, "*_latency.p99" every
-// latency's p99.
-type ToleranceRule struct {
-	Pattern string
-	Tol     Tolerance
-}
-
-func (r ToleranceRule) matches(group, metric string) bool {
-	if ok, _ := path.Match(r.Pattern, metric); ok {
-		return true
-	}
-	ok, _ := path.Match(r.Pattern, group+"."+metric)
-	return ok
-}
-
-// Tolerances is a list of rules; for each metric the last rule that matches wins, so later
-// rules (a file, then flags) refine earlier ones (the defaults).
-type Tolerances []ToleranceRule
-
-// For is the tolerance for a group's metric; Info if no rule matches.
-func (ts Tolerances) For(group, metric string) Tolerance {
-	for i := len(ts) - 1; i >= 0; i-- {
-		if ts[i].matches(group, metric) {
-			return ts[i].Tol
-		}
-	}
-	return Tolerance{}
-}
-
-// DefaultTolerances are the tolerances compare starts from:
-//
-//	misattributed_errors, stale_events_applied,
-//	reinit_collisions, retries_against_dead      +0           may not grow at all
-//	dead_session_requests, tool_calls_failed,
-//	retry_amplification                          +10%
-//	*_latency and detection_delay p50/p90/p99/mean  +10%,+1ms  grows 10% and 1ms
-//	... p99.9                                    +20%,+1ms
-//	false_healthy_seconds                        +10%,+1s
-//	errors, errors.*                             +10%,+3
-//	tool_calls_ok                                -10%         may fall 10%
-//	everything else (clients, sessions_started, drops, replays, probes, counts, min, max, ...)
-//	                                             info         reported only
-//
-// A percentile or mean is judged only when both runs have enough samples for a change in it to
-// mean more than noise (Metric.MinSamples: p99 needs 1000); otherwise it is reported only.
-// The absolute floors keep a few hundred microseconds of loopback jitter from failing a
-// release.
-func DefaultTolerances() Tolerances {
-	must := func(p, spec string) ToleranceRule {
-		r, err := ParseToleranceRule(p, spec)
-		if err != nil {
-			panic(err)
-		}
-		return r
-	}
-	var ts Tolerances
-	ts = append(ts, must("*", "info"))
-	for _, c := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
-		ts = append(ts, must(c, "+0"))
-	}
-	for _, c := range []string{"dead_session_requests", "tool_calls_failed", "retry_amplification"} {
-		ts = append(ts, must(c, "+10%"))
-	}
-	for _, h := range histNames() {
-		for _, s := range []string{"p50", "p90", "p99", "mean"} {
-			ts = append(ts, must(h+"."+s, "+10%,+1ms"))
-		}
-		ts = append(ts, must(h+".p99.9", "+20%,+1ms"))
-	}
-	ts = append(ts, must("false_healthy_seconds", "+10%,+1s"), must("errors", "+10%,+3"), must("errors.*", "+10%,+3"),
-		must("tool_calls_ok", "-10%"))
-	return ts
-}
-
-// ParseToleranceRule reads one rule: a pattern and a spec. A spec is "info" (report only), or a
-// direction and amounts: "+0" (may not grow at all), "+10%" (may grow 10%), "+10%,+1ms" (may
-// grow 10% and 1ms, i.e. regresses only past both), "-5%" (may fall 5%), "+2" (may grow by 2).
-// Durations take a unit (us, ms, s); counts and ratios take plain numbers. Where the pattern
-// names one metric, the amounts are checked against its unit.
-func ParseToleranceRule(pattern, spec string) (ToleranceRule, error) {
-	r := ToleranceRule{Pattern: pattern}
-	if pattern == "" {
-		return r, fmt.Errorf("empty metric pattern; name a metric, e.g. probe_latency.p99, naive.misattributed_errors or *_latency.p99")
-	}
-	if _, err := path.Match(pattern, ""); err != nil {
-		return r, fmt.Errorf("pattern %q: %v", pattern, err)
-	}
-	if !strings.ContainsAny(pattern, "*?[") {
-		metric := pattern
-		if _, err := ParseMetric(metric); err != nil {
-			if _, rest, ok := strings.Cut(pattern, "."); ok {
-				if _, err2 := ParseMetric(rest); err2 == nil {
-					metric, err = rest, nil
-				}
-			}
-			if err != nil {
-				return r, fmt.Errorf("pattern %q: %v", pattern, err)
-			}
-		}
-		m, _ := ParseMetric(metric)
-		r.Pattern = strings.TrimSuffix(pattern, metric) + m.Name // canonical: p999 → p99.9
-	}
-	spec = strings.TrimSpace(spec)
-	if spec == "info" || spec == "ignore" {
-		return r, nil
-	}
-	for i, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		sign := 0
-		switch {
-		case strings.HasPrefix(part, "+"):
-			sign, part = 1, part[1:]
-		case strings.HasPrefix(part, "-"):
-			sign, part = -1, part[1:]
-		case i == 0:
-			sign = 1 // "10%" means "+10%"
-		}
-		if sign == 0 {
-			sign = r.Tol.Sign
-		}
-		if r.Tol.Sign != 0 && sign != r.Tol.Sign {
-			return r, fmt.Errorf("tolerance %q mixes + and -; one direction is the bad one: write e.g. +10%%,+1ms", spec)
-		}
-		r.Tol.Sign = sign
-		if pct, ok := strings.CutSuffix(part, "%"); ok {
-			v, err := strconv.ParseFloat(pct, 64)
-			if err != nil || v < 0 || math.IsInf(v, 0) {
-				return r, fmt.Errorf("tolerance %q: %q is not a percentage; write e.g. +10%%", spec, part)
-			}
-			r.Tol.Rel = v / 100
-			continue
-		}
-		if v, err := strconv.ParseFloat(part, 64); err == nil && v >= 0 && !math.IsInf(v, 0) {
-			r.Tol.Abs = v
-			continue
-		}
-		d, err := time.ParseDuration(strings.ReplaceAll(part, "µ", "u"))
-		if err != nil || d < 0 {
-			return r, fmt.Errorf("tolerance %q: %q is neither a percentage (10%%), a number (2) nor a duration (1ms); write e.g. +10%%,+1ms, +0 or info", spec, part)
-		}
-		r.Tol.Abs = float64(d) / float64(time.Microsecond)
-	}
-	return r, nil
-}
-
 // Verdicts of a compared metric.
 const (
 	VerdictSame      = "same"
-	VerdictOK        = "ok"        // moved, within tolerance
+	VerdictOK        = "ok"        // moved, within tolerance (or within the baselines' spread)
 	VerdictRegressed = "regressed" // moved the bad way past the tolerance
 	VerdictImproved  = "improved"  // moved the good way past the tolerance
 	VerdictInfo      = "info"      // moved; reported only
 	VerdictMissing   = "no data"   // a value on one side only
 )
 
-// Row is one compared metric of one group.
+// Row is one compared metric of one group. With several baselines, Base is their median and
+// BaseMin and BaseMax their spread.
 type Row struct {
-	Group     string   `json:"group"`
-	Metric    string   `json:"metric"`
-	Unit      Unit     `json:"unit"`
-	Base      *float64 `json:"base"`
-	Current   *float64 `json:"current"`
-	Change    *float64 `json:"change,omitempty"`     // current - base
-	ChangePct *float64 `json:"change_pct,omitempty"` // relative to base, when base is not 0
-	Verdict   string   `json:"verdict"`
-	Tolerance string   `json:"tolerance"`
-	Note      string   `json:"note,omitempty"`
+	Group     string    `json:"group"`
+	Metric    string    `json:"metric"`
+	Unit      gate.Unit `json:"unit"`
+	Base      *float64  `json:"base"`
+	BaseMin   *float64  `json:"base_min,omitempty"`
+	BaseMax   *float64  `json:"base_max,omitempty"`
+	Current   *float64  `json:"current"`
+	Change    *float64  `json:"change,omitempty"`     // current - base
+	ChangePct *float64  `json:"change_pct,omitempty"` // relative to base, when base is not 0
+	Verdict   string    `json:"verdict"`
+	Tolerance string    `json:"tolerance"`
+	Note      string    `json:"note,omitempty"`
 }
 
-// Comparison is a current run compared with a base run.
+// Comparison is a current run compared with one or more baseline runs.
 type Comparison struct {
-	Base         RunRef `json:"base"`
-	Current      RunRef `json:"current"`
-	Rows         []Row  `json:"rows"`
-	Regressions  int    `json:"regressions"`
-	Improvements int    `json:"improvements"`
-	Forced       string `json:"forced,omitempty"` // why the runs were compared although they differ
+	// Base is the most recent baseline; Baselines lists every baseline used (v2 of compare's
+	// JSON; Base stays for readers of the one-baseline layout).
+	Base      RunRef   `json:"base"`
+	Baselines []RunRef `json:"baselines"`
+	// Skipped lists baselines left out because they were not good runs (failed, interrupted,
+	// aborted): a baseline is made of runs that measured what they were asked.
+	Skipped      []string `json:"skipped,omitempty"`
+	Current      RunRef   `json:"current"`
+	Rows         []Row    `json:"rows"`
+	Regressions  int      `json:"regressions"`
+	Improvements int      `json:"improvements"`
+	Forced       string   `json:"forced,omitempty"` // why the runs were compared although they differ
 }
 
 // RunRef identifies a compared run.
 type RunRef struct {
-	File         string    `json:"file"`
-	Workload     string    `json:"workload"`
-	WorkloadHash string    `json:"workload_hash"`
-	ToolVersion  string    `json:"tool_version"`
-	Start        time.Time `json:"start"`
-	Shard        string    `json:"shard,omitempty"`
+	File         string            `json:"file"`
+	Workload     string            `json:"workload"`
+	WorkloadHash string            `json:"workload_hash"`
+	ToolVersion  string            `json:"tool_version"`
+	Start        time.Time         `json:"start"`
+	Shard        string            `json:"shard,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
 }
 
 func refOf(file string, e *Export) RunRef {
-	r := RunRef{File: file, Workload: e.Run.Workload, WorkloadHash: e.Run.WorkloadHash, ToolVersion: e.Run.ToolVersion, Start: e.Run.Start}
+	r := RunRef{File: file, Workload: e.Run.Workload, WorkloadHash: e.Run.WorkloadHash, ToolVersion: e.Run.ToolVersion,
+		Start: e.Run.Start, Labels: e.Run.Labels}
 	if e.Run.Shard != nil {
 		r.Shard = e.Run.Shard.String()
 	}
@@ -297,41 +100,139 @@ func shardName(s *Shard) string {
 	return "shard " + s.String()
 }
 
-// Compare compares every metric of every group (and overall) of cur with base, judging each
-// against its tolerance, and the thresholds both runs recorded. It does not check that the
-// runs are comparable: call Comparable first.
-func Compare(base, cur Part, tol Tolerances) *Comparison {
-	c := &Comparison{Base: refOf(base.File, base.Export), Current: refOf(cur.File, cur.Export)}
-	ms := Metrics()
-	for _, name := range groupNames(base.Export, cur.Export) {
-		bg, cg := base.Export.Group(name), cur.Export.Group(name)
+// Good reports whether a run measured what it was asked: it ran to its end without an error,
+// an interruption or an abort. Only good runs make a baseline.
+func Good(e *Export) bool {
+	return !e.Run.Interrupted && e.Run.Error == "" && e.Run.Aborted == ""
+}
+
+// RunStatus says in words how a run ended: "completed", or why it did not.
+func RunStatus(e *Export) string {
+	var why []string
+	if e.Run.Interrupted {
+		why = append(why, "interrupted")
+	}
+	if e.Run.Aborted != "" {
+		why = append(why, "aborted: "+e.Run.Aborted)
+	}
+	if e.Run.Error != "" {
+		why = append(why, "error: "+e.Run.Error)
+	}
+	if len(why) == 0 {
+		return "completed"
+	}
+	return strings.Join(why, "; ")
+}
+
+// Compare compares cur with one base run; see CompareBaseline.
+func Compare(base, cur Part, tol gate.Tolerances) *Comparison {
+	return CompareBaseline([]Part{base}, cur, tol)
+}
+
+// CompareBaseline compares every metric of every group (and overall) of cur with the baseline
+// runs, and the thresholds they recorded. It does not check that the runs are comparable (call
+// Comparable for each) nor that they are good (see Good).
+//
+// How a metric is judged (docs/metrics.md, "How compare judges"):
+//   - Counters, errors and ratios: against the baselines' spread. The current value regresses
+//     when it is past the largest baseline value by more than the tolerance and by more than the
+//     baselines' own range (max - min), so that noise the baselines show is never a verdict.
+//     With one baseline the range is 0 and only the tolerance counts.
+//   - Counters of a control group (a policy in ControlPolicies, e.g. naive): judged for the
+//     hazard they are there to show, not for their amount. Zero in every baseline and not zero
+//     now: the hazard appeared (regressed). Not zero in every baseline and zero now: the control
+//     no longer shows the fault (regressed: the experiment lost its power). Otherwise: info.
+//   - Latency percentiles and means: from the full histograms. Each run's percentile has a 99%
+//     confidence interval from its sample count (distribution-free, from the order statistics);
+//     the current run regresses only when the low end of its interval is past the high end of
+//     the baselines' (each baseline's value and the pooled baselines' interval) by more than
+//     the tolerance. A percentile of too few samples has an interval reaching the histogram's
+//     max and is never judged on one run's luck.
+func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
+	c := &Comparison{Current: refOf(cur.File, cur.Export)}
+	exports := make([]*Export, 0, len(bases)+1)
+	for _, b := range bases {
+		c.Baselines = append(c.Baselines, refOf(b.File, b.Export))
+		exports = append(exports, b.Export)
+	}
+	if len(bases) > 0 {
+		latest := slices.MaxFunc(bases, func(a, b Part) int { return a.Export.Run.Start.Compare(b.Export.Run.Start) })
+		c.Base = refOf(latest.File, latest.Export)
+	}
+	exports = append(exports, cur.Export)
+	controls := controlGroups(cur.Export, bases)
+	ms := gate.Metrics()
+	for _, name := range groupNames(exports...) {
+		var bgs []*Group
+		for _, b := range bases {
+			if g := b.Export.Group(name); g != nil {
+				bgs = append(bgs, g)
+			}
+		}
+		cg := cur.Export.Group(name)
 		for _, m := range ms {
-			row := Row{Group: name, Metric: m.Name, Unit: m.Unit()}
 			t := tol.For(name, m.Name)
-			row.Tolerance = t.describe(m.Unit())
-			if bg != nil {
-				if v, ok := m.Value(bg); ok {
-					row.Base = &v
-				}
-			}
-			if cg != nil {
-				if v, ok := m.Value(cg); ok {
-					row.Current = &v
-				}
-			}
-			judge(&row, t)
-			if need := m.MinSamples(); need > 0 && !t.Info() && (row.Verdict == VerdictRegressed || row.Verdict == VerdictImproved || row.Verdict == VerdictOK) {
-				if n := min(samples(m, bg), samples(m, cg)); n < need {
-					row.Verdict = VerdictInfo
-					row.Note = fmt.Sprintf("too few samples to judge (%d; %s needs %d)", n, m.Name, need)
-				}
+			row := judgeMetric(m, t, bgs, cg)
+			row.Group = name
+			switch {
+			case controls[name] && m.Counting() && m.Kind() != gate.KindErrors && !t.Info():
+				judgeControl(&row, policyOf(name, bases, cur))
+			case name == "overall" && len(controls) > 0 && m.Counting() && !t.Info() && row.Verdict != VerdictSame:
+				row.Verdict = VerdictInfo
+				row.Note = "sums control groups (" + joinKeys(controls) + "): judged per group"
 			}
 			c.count(row)
 			c.Rows = append(c.Rows, row)
 		}
 	}
-	c.compareThresholds(base.Export, cur.Export)
+	c.compareThresholds(bases, cur.Export)
 	return c
+}
+
+// ControlPolicies are the policies whose groups are controls: they are in a workload to show
+// the hazard a fault causes (policy naive believes every replay), so their counters are judged
+// for showing it, not for how much.
+var ControlPolicies = []string{"naive"}
+
+// controlGroups are the groups whose policy (in the baselines, else now) is a control.
+func controlGroups(cur *Export, bases []Part) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range cur.Groups {
+		if slices.Contains(ControlPolicies, policyOf(g.Name, bases, Part{Export: cur})) {
+			out[g.Name] = true
+		}
+	}
+	return out
+}
+
+// policyOf is a group's policy in the baselines (what the group is there to show), or in the
+// current run when no baseline has the group.
+func policyOf(group string, bases []Part, cur Part) string {
+	for _, b := range bases {
+		if g := b.Export.Group(group); g != nil && group != "overall" {
+			return g.Policy
+		}
+	}
+	if g := cur.Export.Group(group); g != nil {
+		return g.Policy
+	}
+	return ""
+}
+
+func joinKeys(m map[string]bool) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	s := ""
+	for i, k := range ks {
+		if i > 0 {
+			s += ", "
+		}
+		s += k
+	}
+	return s
 }
 
 func (c *Comparison) count(r Row) {
@@ -343,18 +244,11 @@ func (c *Comparison) count(r Row) {
 	}
 }
 
-func samples(m Metric, g *Group) int64 {
-	if g == nil {
-		return 0
-	}
-	return m.Samples(g)
-}
-
-// groupNames is the groups of both runs, base's order first, then overall.
-func groupNames(a, b *Export) []string {
+// groupNames is the groups of every run, the first run's order first, then overall.
+func groupNames(es ...*Export) []string {
 	var names []string
 	seen := map[string]bool{}
-	for _, e := range []*Export{a, b} {
+	for _, e := range es {
 		for _, g := range e.Groups {
 			if !seen[g.Name] {
 				seen[g.Name] = true
@@ -365,93 +259,66 @@ func groupNames(a, b *Export) []string {
 	return append(names, "overall")
 }
 
-func judge(r *Row, t Tolerance) {
-	switch {
-	case r.Base == nil && r.Current == nil:
-		r.Verdict = VerdictSame
-		return
-	case r.Base == nil || r.Current == nil:
-		r.Verdict = VerdictMissing
-		if r.Base == nil {
-			r.Note = "no value in base"
-		} else {
-			r.Note = "no value in current"
-		}
-		return
-	}
-	b, cur := *r.Base, *r.Current
-	d := cur - b
-	r.Change = &d
-	if b != 0 {
-		pct := d / math.Abs(b) * 100
-		r.ChangePct = &pct
-	}
-	if d == 0 {
-		r.Verdict = VerdictSame
-		return
-	}
-	if t.Info() {
-		r.Verdict = VerdictInfo
-		return
-	}
-	worse := d * float64(t.Sign) // > 0: moved the bad way
-	mag := math.Abs(d)
-	past := mag > t.Abs && mag > t.Rel*math.Abs(b)
-	switch {
-	case worse > 0 && past:
-		r.Verdict = VerdictRegressed
-	case worse < 0 && past:
-		r.Verdict = VerdictImproved
-	default:
-		r.Verdict = VerdictOK
-	}
-}
-
-// compareThresholds adds a row per threshold recorded in either run: a threshold that passed
-// in base and fails now is a regression.
-func (c *Comparison) compareThresholds(base, cur *Export) {
-	type pair struct{ b, c *ThresholdResult }
+// compareThresholds adds a row per threshold recorded in any run: a threshold that passed in
+// every baseline and fails now is a regression; one that failed in some baselines is flaky
+// there and only reported.
+func (c *Comparison) compareThresholds(bases []Part, cur *Export) {
 	var order []string
-	byExpr := map[string]*pair{}
-	add := func(rs []ThresholdResult, cur bool) {
-		for i := range rs {
-			p := byExpr[rs[i].Expr]
-			if p == nil {
-				p = &pair{}
-				byExpr[rs[i].Expr] = p
-				order = append(order, rs[i].Expr)
-			}
-			if cur {
-				p.c = &rs[i]
+	type tally struct {
+		pass, fail int
+		cur        *ThresholdResult
+	}
+	byExpr := map[string]*tally{}
+	get := func(expr string) *tally {
+		t := byExpr[expr]
+		if t == nil {
+			t = &tally{}
+			byExpr[expr] = t
+			order = append(order, expr)
+		}
+		return t
+	}
+	for _, b := range bases {
+		for _, r := range b.Export.Thresholds {
+			t := get(r.Expr)
+			if r.Pass {
+				t.pass++
 			} else {
-				p.b = &rs[i]
+				t.fail++
 			}
 		}
 	}
-	add(base.Thresholds, false)
-	add(cur.Thresholds, true)
-	pass := func(r *ThresholdResult) *float64 {
-		if r == nil {
-			return nil
-		}
+	for i := range cur.Thresholds {
+		get(cur.Thresholds[i].Expr).cur = &cur.Thresholds[i]
+	}
+	one := func(b bool) *float64 {
 		v := 0.0
-		if r.Pass {
+		if b {
 			v = 1
 		}
 		return &v
 	}
 	for _, expr := range order {
-		p := byExpr[expr]
-		row := Row{Group: "threshold", Metric: expr, Unit: "pass", Base: pass(p.b), Current: pass(p.c), Tolerance: "must keep passing"}
+		t := byExpr[expr]
+		row := Row{Group: "threshold", Metric: expr, Unit: "pass", Tolerance: "must keep passing"}
+		if t.pass+t.fail > 0 {
+			row.Base = one(t.fail == 0)
+		}
+		if t.cur != nil {
+			row.Current = one(t.cur.Pass)
+		}
 		switch {
-		case p.b == nil || p.c == nil:
+		case row.Base == nil || row.Current == nil:
 			row.Verdict = VerdictMissing
-		case p.b.Pass && !p.c.Pass:
+		case t.fail > 0 && t.pass > 0:
+			row.Verdict = VerdictInfo
+			row.Note = fmt.Sprintf("failed in %d of %d baselines: not judged", t.fail, t.pass+t.fail)
+		case t.fail == 0 && !t.cur.Pass:
 			row.Verdict = VerdictRegressed
-			row.Note = "now fails: " + p.c.Actual
-		case !p.b.Pass && p.c.Pass:
+			row.Note = "now fails: " + t.cur.Actual
+		case t.pass == 0 && t.cur.Pass:
 			row.Verdict = VerdictImproved
-		case !p.c.Pass:
+		case !t.cur.Pass:
 			row.Verdict = VerdictSame
 			row.Note = "fails in both"
 		default:

@@ -3,6 +3,8 @@ package results
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +13,7 @@ import (
 func TestCompareWithItself(t *testing.T) {
 	e := roundTrip(t, sample(t, 1, 1))
 	e.Thresholds = []ThresholdResult{{Expr: "probe.drops < 100", Pass: true}}
-	c := Compare(Part{"a.json", e}, Part{"a.json", e}, DefaultTolerances())
+	c := Compare(Part{"a.json", e}, Part{"a.json", e}, gate.DefaultTolerances())
 	if c.Regressions != 0 || c.Improvements != 0 {
 		t.Errorf("%d regressions, %d improvements comparing a run with itself", c.Regressions, c.Improvements)
 	}
@@ -20,7 +22,7 @@ func TestCompareWithItself(t *testing.T) {
 			t.Errorf("%s %s: %s", r.Group, r.Metric, r.Verdict)
 		}
 	}
-	if want := 3*len(MetricNames()) + 1; len(c.Rows) != want {
+	if want := 3*len(gate.MetricNames()) + 1; len(c.Rows) != want {
 		t.Errorf("%d rows, want %d", len(c.Rows), want)
 	}
 	var buf bytes.Buffer
@@ -36,54 +38,38 @@ func TestCompareFindsRegressions(t *testing.T) {
 	edit := func(g *Group, metric string, v int64) { g.Counters[metric] = v }
 	probe := cur.Group("probe")
 	edit(probe, "misattributed_errors", probe.Counters["misattributed_errors"]+1) // may not grow at all
-	edit(probe, "tool_calls_ok", probe.Counters["tool_calls_ok"]*2)               // better
+	edit(probe, "tool_calls_ok", probe.Counters["tool_calls_ok"]*2+50)            // better, past its counting noise
 	naive := cur.Group("naive")
 	edit(naive, "drops", naive.Counters["drops"]*10) // info
-	h := probe.Histograms["probe_latency"]
-	h.P50US = base.Group("probe").Histograms["probe_latency"].P50US*2 + 2000 // +100% and > 1ms
-	h.P99US = base.Group("probe").Histograms["probe_latency"].P99US * 2      // but 200 samples say little of a p99
-	probe.Histograms["probe_latency"] = h
-	h = naive.Histograms["probe_latency"]
-	h.P50US += 5 // within the 1ms floor
-	naive.Histograms["probe_latency"] = h
 	base.Thresholds = []ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: true}}
 	cur.Thresholds = []ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: false, Actual: "1"}}
+	slower := roundTrip(t, sampleSlower(t, 1, 1, 3))
+	for _, g := range []string{"probe", "naive"} {
+		cur.Group(g).Histograms = slower.Group(g).Histograms
+	}
 
-	c := Compare(Part{"base.json", base}, Part{"cur.json", cur}, DefaultTolerances())
-	verdict := func(group, metric string) string {
-		for _, r := range c.Rows {
-			if r.Group == group && r.Metric == metric {
-				return r.Verdict
-			}
-		}
-		return "missing"
-	}
-	for _, tc := range []struct{ group, metric, want string }{
-		{"probe", "misattributed_errors", VerdictRegressed},
-		{"probe", "tool_calls_ok", VerdictImproved},
-		{"naive", "drops", VerdictInfo},
-		{"probe", "probe_latency.p50", VerdictRegressed},
-		{"probe", "probe_latency.p99", VerdictInfo},
-		{"naive", "probe_latency.p50", VerdictOK},
-		{"naive", "misattributed_errors", VerdictSame},
-		{"threshold", "probe.misattributed_errors == 0", VerdictRegressed},
+	c := Compare(Part{"base.json", base}, Part{"cur.json", cur}, gate.DefaultTolerances())
+	for _, tc := range []struct{ group, metric, want, note string }{
+		{"probe", "misattributed_errors", VerdictRegressed, ""},
+		{"probe", "tool_calls_ok", VerdictImproved, ""},
+		{"naive", "drops", VerdictInfo, ""},
+		// one baseline cannot say how far latency moves between identical runs
+		{"probe", "probe_latency.p50", VerdictInfo, "not judged: latency moves between identical runs by more than its samples show; give 3 or more baselines"},
+		{"naive", "misattributed_errors", VerdictSame, ""},
+		{"threshold", "probe.misattributed_errors == 0", VerdictRegressed, "now fails: 1"},
 	} {
-		if got := verdict(tc.group, tc.metric); got != tc.want {
-			t.Errorf("%s %s: %s, want %s", tc.group, tc.metric, got, tc.want)
+		r := row(c, tc.group, tc.metric)
+		if r.Verdict != tc.want || (tc.note != "" && r.Note != tc.note) {
+			t.Errorf("%s %s: %s (%q), want %s (%q)", tc.group, tc.metric, r.Verdict, r.Note, tc.want, tc.note)
 		}
 	}
-	for _, r := range c.Rows {
-		if r.Group == "probe" && r.Metric == "probe_latency.p99" && r.Note != "too few samples to judge (200; probe_latency.p99 needs 1000)" {
-			t.Errorf("p99 of 200 samples: note %q", r.Note)
-		}
-	}
-	if c.Regressions != 3 || c.Improvements != 1 {
+	if c.Regressions != 2 || c.Improvements != 1 {
 		t.Errorf("%d regressions, %d improvements", c.Regressions, c.Improvements)
 	}
 	var buf bytes.Buffer
 	WriteComparison(&buf, c, false)
 	out := buf.String()
-	for _, want := range []string{`(?m)^probe +misattributed_errors +8 +9 +\+1 \(\+12\.5%\) +REGRESSED \(may not grow\)$`, "(?m)^3 regressions, 1 improvement;"} {
+	for _, want := range []string{`(?m)^probe +misattributed_errors +[0-9]+ +[0-9]+ +\+1 \(\+[0-9.]+%\) +REGRESSED \(may not grow\)$`, "(?m)^2 regressions, 1 improvement;"} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -94,28 +80,142 @@ func TestCompareFindsRegressions(t *testing.T) {
 	buf.Reset()
 	WriteComparisonMarkdown(&buf, c, false)
 	md := buf.String()
-	for _, want := range []string{"### mcpchaos compare: 3 regressions", "#### Regressions", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**", "<details>"} {
+	for _, want := range []string{"### mcpchaos compare: 2 regressions", "#### Regressions", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**", "<details>"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
 }
 
+func row(c *Comparison, group, metric string) Row {
+	for _, r := range c.Rows {
+		if r.Group == group && r.Metric == metric {
+			return r
+		}
+	}
+	return Row{Verdict: "missing"}
+}
+
+// baseline is n exports of the same distribution (different seeds), as back-to-back runs.
+func baseline(t *testing.T, n int) []Part {
+	var ps []Part
+	for i := range n {
+		ps = append(ps, Part{fmt.Sprintf("base-%d.json", i), roundTrip(t, sample(t, uint64(100+i), 1))})
+	}
+	return ps
+}
+
+// Latencies are judged from the full histograms against several baselines: the same
+// distribution drawn again is no regression, three times slower is one.
+func TestCompareBaselineLatency(t *testing.T) {
+	bases := baseline(t, 5)
+	same := Part{"same.json", roundTrip(t, sample(t, 7, 1))}
+	c := CompareBaseline(bases, same, gate.DefaultTolerances())
+	for _, r := range c.Rows {
+		if strings.Contains(r.Metric, "latency") || strings.Contains(r.Metric, "delay") {
+			if r.Verdict == VerdictRegressed || r.Verdict == VerdictImproved {
+				t.Errorf("same distribution: %s %s %s (%s)", r.Group, r.Metric, r.Verdict, r.Note)
+			}
+		}
+	}
+	slow := Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 3))}
+	c = CompareBaseline(bases, slow, gate.DefaultTolerances())
+	for _, m := range []string{"probe_latency.p50", "probe_latency.mean", "tool_call_latency.p90"} {
+		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "99% interval") {
+			t.Errorf("3x slower: probe %s %s (%s), want regressed", m, r.Verdict, r.Note)
+		}
+	}
+	if r := row(c, "probe", "probe_latency.p99"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "too few samples") {
+		t.Errorf("p99 of 200 samples: %s (%s), want info: too few samples", r.Verdict, r.Note)
+	}
+}
+
+// Counters are judged against the baselines' spread: a value inside the range the baselines
+// show is noise.
+func TestCompareBaselineSpread(t *testing.T) {
+	bases := baseline(t, 5)
+	var lo, hi int64 = 1 << 62, 0
+	for _, b := range bases {
+		v := b.Export.Group("probe").Counters["dead_session_requests"]
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	cur := roundTrip(t, sample(t, 7, 1))
+	for _, tc := range []struct {
+		v    int64
+		want string
+	}{
+		{hi, VerdictOK}, // inside the spread
+		{hi + (hi - lo), VerdictOK},
+		{hi + (hi-lo)*2 + 20, VerdictRegressed},
+	} {
+		cur.Group("probe").Counters["dead_session_requests"] = tc.v
+		c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+		if r := row(c, "probe", "dead_session_requests"); r.Verdict != tc.want {
+			t.Errorf("dead_session_requests %d against %d..%d: %s, want %s", tc.v, lo, hi, r.Verdict, tc.want)
+		}
+	}
+}
+
+// A control group's counters are judged for showing the hazard, not for their amount.
+func TestCompareControlGroup(t *testing.T) {
+	bases := baseline(t, 3)
+	cur := roundTrip(t, sample(t, 7, 1))
+	naive := cur.Group("naive")
+	naive.Counters["misattributed_errors"] = 1000 // far more than any baseline: noise of the control
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "control group (naive)") {
+		t.Errorf("control's amount: %s (%s), want info", r.Verdict, r.Note)
+	}
+	if r := row(c, "overall", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "sums control groups (naive)") {
+		t.Errorf("overall with a control: %s (%s), want info", r.Verdict, r.Note)
+	}
+	naive.Counters["misattributed_errors"] = 0 // the fault no longer reaches the control
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "no longer shows the fault") {
+		t.Errorf("control lost: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	for _, b := range bases { // the hazard appears where no baseline showed it
+		b.Export.Group("naive").Counters["stale_events_applied"] = 0
+	}
+	naive.Counters["stale_events_applied"] = 5
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "the hazard appeared") {
+		t.Errorf("hazard appeared: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+}
+
+// A threshold that failed in some baselines is flaky there, not a regression now.
+func TestCompareBaselineThresholds(t *testing.T) {
+	bases := baseline(t, 3)
+	for i, b := range bases {
+		b.Export.Thresholds = []ThresholdResult{{Expr: "a", Pass: true}, {Expr: "b", Pass: i != 1}}
+	}
+	cur := roundTrip(t, sample(t, 7, 1))
+	cur.Thresholds = []ThresholdResult{{Expr: "a", Pass: false, Actual: "3"}, {Expr: "b", Pass: false, Actual: "1"}}
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "threshold", "a"); r.Verdict != VerdictRegressed {
+		t.Errorf("a: %s", r.Verdict)
+	}
+	if r := row(c, "threshold", "b"); r.Verdict != VerdictInfo || r.Note != "failed in 1 of 3 baselines: not judged" {
+		t.Errorf("b: %s (%s)", r.Verdict, r.Note)
+	}
+}
+
 func TestTolerances(t *testing.T) {
 	for _, tc := range []struct {
 		pattern, spec string
-		want          Tolerance
+		want          gate.Tolerance
 		canon         string
 	}{
-		{"probe_latency.p99", "+20%", Tolerance{Sign: 1, Rel: 0.2}, "probe_latency.p99"},
-		{"probe_latency.p999", "10%,+2ms", Tolerance{Sign: 1, Rel: 0.1, Abs: 2000}, "probe_latency.p99.9"},
-		{"naive.misattributed_errors", "0", Tolerance{Sign: 1}, "naive.misattributed_errors"},
-		{"tool_calls_ok", "-5%", Tolerance{Sign: -1, Rel: 0.05}, "tool_calls_ok"},
-		{"drops", "+3", Tolerance{Sign: 1, Abs: 3}, "drops"},
-		{"*_latency.p99", "info", Tolerance{}, "*_latency.p99"},
-		{"false_healthy_seconds", "+1s", Tolerance{Sign: 1, Abs: 1e6}, "false_healthy_seconds"},
+		{"probe_latency.p99", "+20%", gate.Tolerance{Sign: 1, Rel: 0.2}, "probe_latency.p99"},
+		{"probe_latency.p999", "10%,+2ms", gate.Tolerance{Sign: 1, Rel: 0.1, Abs: 2000, AbsDuration: true}, "probe_latency.p99.9"},
+		{"naive.misattributed_errors", "0", gate.Tolerance{Sign: 1}, "naive.misattributed_errors"},
+		{"tool_calls_ok", "-5%", gate.Tolerance{Sign: -1, Rel: 0.05}, "tool_calls_ok"},
+		{"drops", "+3", gate.Tolerance{Sign: 1, Abs: 3}, "drops"},
+		{"*_latency.p99", "info", gate.Tolerance{}, "*_latency.p99"},
+		{"false_healthy_seconds", "+1s", gate.Tolerance{Sign: 1, Abs: 1e6, AbsDuration: true}, "false_healthy_seconds"},
 	} {
-		r, err := ParseToleranceRule(tc.pattern, tc.spec)
+		r, err := gate.ParseToleranceRule(tc.pattern, tc.spec)
 		if err != nil {
 			t.Errorf("%s=%s: %v", tc.pattern, tc.spec, err)
 			continue
@@ -132,22 +232,22 @@ func TestTolerances(t *testing.T) {
 		{"", "0", "empty metric pattern"},
 		{"[", "0", "syntax error in pattern"},
 	} {
-		if _, err := ParseToleranceRule(tc.pattern, tc.spec); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := gate.ParseToleranceRule(tc.pattern, tc.spec); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s=%s: %v, want %q", tc.pattern, tc.spec, err, tc.want)
 		}
 	}
 	// The last matching rule wins: defaults, then a file, then flags.
-	ts := DefaultTolerances()
-	r1, _ := ParseToleranceRule("*_latency.p99", "+50%")
-	r2, _ := ParseToleranceRule("probe.probe_latency.p99", "info")
+	ts := gate.DefaultTolerances()
+	r1, _ := gate.ParseToleranceRule("*_latency.p99", "+50%")
+	r2, _ := gate.ParseToleranceRule("probe.probe_latency.p99", "info")
 	ts = append(ts, r1, r2)
-	if got := ts.For("naive", "tool_call_latency.p99"); got != (Tolerance{Sign: 1, Rel: 0.5}) {
+	if got := ts.For("naive", "tool_call_latency.p99"); got != (gate.Tolerance{Sign: 1, Rel: 0.5}) {
 		t.Errorf("glob rule: %+v", got)
 	}
 	if got := ts.For("probe", "probe_latency.p99"); !got.Info() {
 		t.Errorf("group rule: %+v", got)
 	}
-	if got := ts.For("naive", "misattributed_errors"); got != (Tolerance{Sign: 1}) {
+	if got := ts.For("naive", "misattributed_errors"); got != (gate.Tolerance{Sign: 1}) {
 		t.Errorf("default: %+v", got)
 	}
 	if got := ts.For("naive", "sessions_started"); !got.Info() {

@@ -2,7 +2,9 @@ package results
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,9 +32,12 @@ func (r Row) cells() (base, cur, change, verdict string) {
 		if r.Unit == "pass" {
 			return map[bool]string{true: "pass", false: "FAIL"}[*v == 1]
 		}
-		return formatValue(r.Unit, *v)
+		return gate.FormatValue(r.Unit, *v)
 	}
 	base, cur = val(r.Base), val(r.Current)
+	if r.BaseMin != nil && r.BaseMax != nil && *r.BaseMin != *r.BaseMax {
+		base += " (" + val(r.BaseMin) + ".." + val(r.BaseMax) + ")"
+	}
 	if r.Change != nil && *r.Change != 0 && r.Unit != "pass" {
 		sign := "+"
 		if *r.Change < 0 {
@@ -42,7 +47,7 @@ func (r Row) cells() (base, cur, change, verdict string) {
 		if abs < 0 {
 			abs = -abs
 		}
-		change = sign + formatValue(r.Unit, abs)
+		change = sign + gate.FormatValue(r.Unit, abs)
 		if r.ChangePct != nil {
 			change += fmt.Sprintf(" (%+.1f%%)", *r.ChangePct)
 		}
@@ -86,12 +91,45 @@ func (r RunRef) describe() string {
 	if r.Shard != "" {
 		s += ", shard " + r.Shard
 	}
+	if l := FormatLabels(r.Labels); l != "" {
+		s += ", " + l
+	}
 	return s + ")"
+}
+
+// FormatLabels writes a run's labels as key=value, sorted by key, comma-separated.
+func FormatLabels(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// writeHeader names the baselines and the current run.
+func writeHeader(w io.Writer, c *Comparison) {
+	if len(c.Baselines) <= 1 {
+		fmt.Fprintf(w, "base     %s\n", c.Base.describe())
+	} else {
+		fmt.Fprintf(w, "baseline %d runs; the base column is their median (min..max):\n", len(c.Baselines))
+		for _, b := range c.Baselines {
+			fmt.Fprintf(w, "         %s\n", b.describe())
+		}
+	}
+	for _, s := range c.Skipped {
+		fmt.Fprintf(w, "skipped  %s\n", s)
+	}
+	fmt.Fprintf(w, "current  %s\n", c.Current.describe())
 }
 
 // WriteComparison prints the comparison as a table: the rows that changed (all rows with all).
 func WriteComparison(w io.Writer, c *Comparison, all bool) error {
-	fmt.Fprintf(w, "base     %s\ncurrent  %s\n", c.Base.describe(), c.Current.describe())
+	writeHeader(w, c)
 	if c.Forced != "" {
 		fmt.Fprintf(w, "compared with --force although %s\n", c.Forced)
 	}
@@ -121,8 +159,14 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
 		head = fmt.Sprintf("%d regression%s", c.Regressions, plural(c.Regressions))
 	}
 	fmt.Fprintf(w, "### mcpchaos compare: %s\n\n", head)
-	fmt.Fprintf(w, "Workload `%s`. Base `%s` (%s), current `%s` (%s).\n\n", c.Current.Workload,
-		c.Base.File, c.Base.Start.UTC().Format(time.RFC3339), c.Current.File, c.Current.Start.UTC().Format(time.RFC3339))
+	base := fmt.Sprintf("Base `%s` (%s)", c.Base.File, c.Base.Start.UTC().Format(time.RFC3339))
+	if len(c.Baselines) > 1 {
+		base = fmt.Sprintf("Baseline: %d runs (newest `%s`, %s)", len(c.Baselines), c.Base.File, c.Base.Start.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintf(w, "Workload `%s`. %s, current `%s` (%s).\n\n", c.Current.Workload, base, c.Current.File, c.Current.Start.UTC().Format(time.RFC3339))
+	if l := FormatLabels(c.Current.Labels); l != "" {
+		fmt.Fprintf(w, "Current run: `%s`.\n\n", mdEscape(l))
+	}
 	if c.Forced != "" {
 		fmt.Fprintf(w, "> Compared with `--force` although %s.\n\n", mdEscape(c.Forced))
 	}

@@ -1,6 +1,8 @@
 // Package results turns a run's metrics into its exports and judges them: the JSON export (the
 // record that later runs are compared with and that shards merge from), its CSV, .hgrm and
-// JUnit companions, the human summary, thresholds, compare and merge.
+// JUnit companions, the human summary, thresholds judged against an export, compare (against
+// one or several baselines) and merge. The names it judges by (metrics, thresholds,
+// tolerances) are package gate's; group totals are summed in one place (Total).
 //
 // It reads metrics snapshots, run metadata and export files; it never touches sessions,
 // proxies or servers. Everything it reads from a file is checked before it is believed: a
@@ -42,6 +44,8 @@ type Export struct {
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 	// Timeline is sampled about every second during the run, for timelines (v2).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Phases are the workload's phases as they ran, with exact times (v2).
+	Phases []PhaseAt `json:"phases,omitempty"`
 	// Actions and Topology: non-network faults and the reference server's replicas (actions.go).
 	Actions  []ActionAt `json:"actions,omitempty"`
 	Topology *Topology  `json:"topology,omitempty"`
@@ -49,6 +53,8 @@ type Export struct {
 
 // Run is the run's metadata.
 type Run struct {
+	// ID names the run (8 hex digits): in the live metrics (run_id) and the progress view (v2).
+	ID                 string    `json:"id,omitempty"`
 	Tool               string    `json:"tool"`
 	ToolVersion        string    `json:"tool_version"`
 	Workload           string    `json:"workload"`
@@ -80,6 +86,9 @@ type Run struct {
 	Aborted string `json:"aborted,omitempty"`
 	// Shard is set when this run was one shard of a fleet (mcpchaos run --shard) (v2).
 	Shard *Shard `json:"shard,omitempty"`
+	// Labels say what was tested (run --label key=value: release, commit, environment); compare
+	// shows them and the report puts them on its trend axis (v2).
+	Labels map[string]string `json:"labels,omitempty"`
 	// MergedShards lists the shards an export was merged from (mcpchaos merge) (v2).
 	MergedShards []MergedShard `json:"merged_shards,omitempty"`
 }
@@ -90,6 +99,9 @@ type Shard struct {
 	Count int `json:"count"`
 	// StartAt is the --start-at time the shards agreed on, when one was given.
 	StartAt *time.Time `json:"start_at,omitempty"`
+	// LateS is how many seconds after StartAt a late shard started (its pod was scheduled
+	// after the others had begun): it joined rather than failing the run (v2).
+	LateS float64 `json:"late_s,omitempty"`
 }
 
 func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
@@ -227,19 +239,17 @@ func summarize(h *hdrhistogram.Histogram) Histogram {
 	return out
 }
 
-// Build assembles an export from the groups' snapshots; Overall merges them all.
+// Build assembles an export from the groups' snapshots; Overall adds them all up (Total).
 func Build(run Run, snaps []*metrics.Snapshot) (*Export, error) {
 	e := &Export{SchemaVersion: SchemaVersion, Run: run}
-	all := &metrics.Snapshot{Name: "overall"}
 	for _, s := range snaps {
 		g, err := FromSnapshot(s)
 		if err != nil {
 			return nil, err
 		}
 		e.Groups = append(e.Groups, g)
-		all.Merge(s)
 	}
-	o, err := FromSnapshot(all)
+	o, err := e.total()
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/xml"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -25,18 +26,18 @@ var Formats = []string{"csv", "hgrm", "junit"}
 //
 //	group,policy,metric,value,unit
 //
-// Metric names are those thresholds use; durations are in microseconds (unit "us"). A
+// gate.Metric names are those thresholds use; durations are in microseconds (unit "us"). A
 // statistic of an empty histogram has an empty value.
 func WriteCSV(w io.Writer, e *Export) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"group", "policy", "metric", "value", "unit"}); err != nil {
 		return err
 	}
-	ms := Metrics()
+	ms := gate.Metrics()
 	for _, g := range e.allGroups() {
 		for _, m := range ms {
 			value := ""
-			if v, ok := m.Value(g); ok {
+			if v, ok := Value(m, g); ok {
 				value = csvNumber(m.Unit(), v)
 			}
 			if err := cw.Write([]string{g.Name, g.Policy, m.Name, value, string(m.Unit())}); err != nil {
@@ -48,8 +49,8 @@ func WriteCSV(w io.Writer, e *Export) error {
 	return cw.Error()
 }
 
-func csvNumber(u Unit, v float64) string {
-	if u == UnitRatio {
+func csvNumber(u gate.Unit, v float64) string {
+	if u == gate.UnitRatio {
 		return strconv.FormatFloat(v, 'f', 4, 64)
 	}
 	return strconv.FormatFloat(v, 'f', -1, 64)

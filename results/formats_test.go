@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/xml"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,8 +25,8 @@ func TestCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + 3*len(MetricNames()); len(rows) != want {
-		t.Fatalf("%d rows, want %d (header + 3 groups × %d metrics)", len(rows), want, len(MetricNames()))
+	if want := 1 + 3*len(gate.MetricNames()); len(rows) != want {
+		t.Fatalf("%d rows, want %d (header + 3 groups × %d metrics)", len(rows), want, len(gate.MetricNames()))
 	}
 	if strings.Join(rows[0], ",") != "group,policy,metric,value,unit" {
 		t.Errorf("header %v", rows[0])
@@ -45,7 +46,7 @@ func TestCSV(t *testing.T) {
 	}{
 		{"probe", "misattributed_errors", strconv.FormatInt(g.Counters["misattributed_errors"], 10), "count"},
 		{"probe", "probe_latency.p99", strconv.FormatInt(g.Histograms["probe_latency"].P99US, 10), "us"},
-		{"probe", "false_healthy_seconds", "1500000", "us"},
+		{"probe", "false_healthy_seconds", "1.5", "s"}, // the name says seconds
 		{"overall", "drops", strconv.FormatInt(e.Overall.Counters["drops"], 10), "count"},
 		{"naive", "retry_amplification", strconv.FormatFloat(e.Groups[0].RetryAmplification, 'f', 4, 64), "ratio"},
 		{"naive", "errors.reset", "1", "count"},

@@ -14,6 +14,12 @@ import (
 // scaled by scale, latencies spread over 100 µs .. 200 ms.
 func sample(t testing.TB, seed uint64, scale int64) *Export {
 	t.Helper()
+	return sampleSlower(t, seed, scale, 1)
+}
+
+// sampleSlower is sample with every latency multiplied by slower.
+func sampleSlower(t testing.TB, seed uint64, scale int64, slower float64) *Export {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var snaps []*metrics.Snapshot
 	for _, g := range []struct{ name, policy string }{{"naive", "naive"}, {"probe", "probe"}} {
@@ -25,7 +31,7 @@ func sample(t testing.TB, seed uint64, scale int64) *Export {
 		rec.AddFalseHealthy(time.Duration(scale) * 1500 * time.Millisecond)
 		for _, h := range metrics.Hists() {
 			for i := range 200 {
-				rec.Record(h, i, time.Duration(100+rng.IntN(200_000))*time.Microsecond)
+				rec.Record(h, i, time.Duration(float64(100+rng.IntN(200_000))*slower)*time.Microsecond)
 			}
 		}
 		snaps = append(snaps, rec.Snapshot())

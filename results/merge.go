@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // MismatchError refuses to combine exports that do not belong together: shards of different
@@ -85,23 +83,19 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 		for j, p := range parts {
 			gs[j] = &p.Export.Groups[i]
 		}
-		g, err := sumGroups(gs[0].Name, gs)
+		g, err := Total(gs[0].Name, gs)
 		if err != nil {
 			return nil, err
 		}
 		e.Groups = append(e.Groups, g)
 	}
-	all := make([]*Group, len(e.Groups))
-	for i := range e.Groups {
-		all[i] = &e.Groups[i]
-	}
-	o, err := sumGroups("overall", all)
+	o, err := e.total()
 	if err != nil {
 		return nil, err
 	}
-	o.Policy = ""
 	e.Overall = o
 	e.Faults = mergeFaults(parts, e.Run.Start)
+	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 
 	var exprs []ThresholdResult
@@ -168,49 +162,6 @@ func joinInts(xs []int) string {
 
 // sumGroups adds groups up: clients, counters, errors and false-healthy time summed,
 // histograms merged bucket by bucket, retry amplification recomputed from the sums.
-func sumGroups(name string, gs []*Group) (Group, error) {
-	out := Group{Name: name, Counters: map[string]int64{}, Errors: map[string]int64{}, Histograms: map[string]Histogram{}}
-	if len(gs) > 0 {
-		out.Policy = gs[0].Policy
-	}
-	var fh float64
-	for _, g := range gs {
-		if g.Policy != out.Policy {
-			out.Policy = ""
-		}
-		out.Clients += g.Clients
-		for k, v := range g.Counters {
-			out.Counters[k] += v
-		}
-		for k, v := range g.Errors {
-			out.Errors[k] += v
-		}
-		fh += g.FalseHealthySeconds
-	}
-	out.FalseHealthySeconds = fh
-	if dead := out.Counters[metrics.SessionsDead.String()]; dead > 0 {
-		out.RetryAmplification = float64(out.Counters[metrics.DeadSessionRequests.String()]) / float64(dead)
-	}
-	for _, h := range metrics.Hists() {
-		merged := metrics.NewHistogram()
-		for _, g := range gs {
-			src, err := g.Histograms[h.String()].Decoded()
-			if err != nil {
-				return out, fmt.Errorf("group %s, histogram %s: %w", g.Name, h, err)
-			}
-			if dropped := merged.Merge(src); dropped != 0 {
-				return out, fmt.Errorf("group %s, histogram %s: %d samples fall outside mcpchaos's histogram range", g.Name, h, dropped)
-			}
-		}
-		enc, err := histogram(merged)
-		if err != nil {
-			return out, err
-		}
-		out.Histograms[h.String()] = enc
-	}
-	return out, nil
-}
-
 func mergeRun(parts []Part) Run {
 	f := parts[0].Export.Run
 	r := Run{
@@ -257,6 +208,15 @@ func mergeRun(parts []Part) Run {
 				}
 			}
 		}
+		for k, v := range s.Labels { // the shards of one run carry the same labels; a shard's own are kept too
+			if r.Labels == nil {
+				r.Labels = map[string]string{}
+			}
+			if old, ok := r.Labels[k]; ok && old != v {
+				v = old + "," + v
+			}
+			r.Labels[k] = v
+		}
 		r.Interrupted = r.Interrupted || s.Interrupted
 		r.DetectionDelayEstimated = r.DetectionDelayEstimated || s.DetectionDelayEstimated
 		if s.Aborted != "" {
@@ -276,6 +236,28 @@ func mergeRun(parts []Part) Run {
 }
 
 // mergeFaults lists every shard's fault log, with times moved to the merged run's clock.
+// mergePhases are the phases of the shard that started first, on the merged clock: shards
+// start together (--start-at) and follow one plan, so their phases agree to within their start.
+func mergePhases(parts []Part, start time.Time) []PhaseAt {
+	first := parts[0]
+	for _, p := range parts {
+		if p.Export.Run.Start.Before(first.Export.Run.Start) {
+			first = p
+		}
+	}
+	shift := first.Export.Run.Start.Sub(start).Seconds()
+	out := make([]PhaseAt, 0, len(first.Export.Phases))
+	for _, ph := range first.Export.Phases {
+		ph.StartS += shift
+		ph.EndS += shift
+		out = append(out, ph)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 func mergeFaults(parts []Part, start time.Time) []FaultAt {
 	var out []FaultAt
 	for _, p := range parts {

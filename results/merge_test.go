@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -56,13 +57,15 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
+		r.Labels = map[string]string{"release": "v1.4.2"}
 		r.End = r.Start.Add(10 * time.Second)
 		e, err := Build(r, snaps)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
-		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: UnitCount, Actual: "x"}}
+		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4}, {Phase: "quiet", StartS: 4, EndS: 10}}
+		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
 		e.Timeline = &Timeline{IntervalS: 1}
 		for k := range 11 {
 			e.Timeline.Samples = append(e.Timeline.Samples, Sample{TS: float64(k), Groups: map[string]GroupSample{
@@ -134,7 +137,7 @@ func TestMergeIsExact(t *testing.T) {
 	if len(m.Faults) != 3 || *m.Faults[2].Shard != 2 || m.Faults[2].AddedAtS != 1.6 {
 		t.Errorf("faults %+v", m.Faults)
 	}
-	if len(m.Thresholds) != 1 || m.Thresholds[0].Pass || m.Thresholds[0].Actual != formatValue(UnitCount, float64(whole.Overall.Counters["drops"])) {
+	if len(m.Thresholds) != 1 || m.Thresholds[0].Pass || m.Thresholds[0].Actual != gate.FormatValue(gate.UnitCount, float64(whole.Overall.Counters["drops"])) {
 		t.Errorf("thresholds not judged again on the merged numbers: %+v", m.Thresholds)
 	}
 }
@@ -145,6 +148,12 @@ func TestMergeTimelines(t *testing.T) {
 	m, err := Merge(parts, MergeOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m.Run.Labels["release"] != "v1.4.2" {
+		t.Errorf("labels %v, want release=v1.4.2 kept", m.Run.Labels)
+	}
+	if len(m.Phases) != 2 || m.Phases[1].Phase != "quiet" || m.Phases[1].StartS != 4 {
+		t.Errorf("phases %+v, want shard 0's (the first to start) on the merged clock", m.Phases)
 	}
 	tl := m.Timeline
 	if tl.IntervalS != 1 {

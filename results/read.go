@@ -135,9 +135,6 @@ func (e *Export) check() error {
 		return errors.New("run.workload is empty")
 	}
 	seen := map[string]bool{}
-	var sum [2]map[string]int64 // counters, errors
-	sum[0], sum[1] = map[string]int64{}, map[string]int64{}
-	histCount := map[string]int64{}
 	for i := range e.Groups {
 		g := &e.Groups[i]
 		if g.Name == "" || g.Name == "overall" {
@@ -150,32 +147,27 @@ func (e *Export) check() error {
 		if err := g.check(); err != nil {
 			return fmt.Errorf("group %s: %w", g.Name, err)
 		}
-		for k, v := range g.Counters {
-			sum[0][k] += v
-		}
-		for k, v := range g.Errors {
-			sum[1][k] += v
-		}
-		for k, h := range g.Histograms {
-			histCount[k] += h.Count
-		}
 	}
 	if err := e.Overall.check(); err != nil {
 		return fmt.Errorf("overall: %w", err)
 	}
+	sum, err := e.total()
+	if err != nil {
+		return err
+	}
 	for _, c := range metrics.Counters() {
-		if k := c.String(); e.Overall.Counters[k] != sum[0][k] {
-			return fmt.Errorf("overall.counters.%s is %d but the groups' add up to %d", k, e.Overall.Counters[k], sum[0][k])
+		if k := c.String(); e.Overall.Counters[k] != sum.Counters[k] {
+			return fmt.Errorf("overall.counters.%s is %d but the groups' add up to %d", k, e.Overall.Counters[k], sum.Counters[k])
 		}
 	}
-	for k, v := range sum[1] {
+	for k, v := range sum.Errors {
 		if e.Overall.Errors[k] != v {
 			return fmt.Errorf("overall.errors.%s is %d but the groups' add up to %d", k, e.Overall.Errors[k], v)
 		}
 	}
-	for k, n := range histCount {
-		if e.Overall.Histograms[k].Count != n {
-			return fmt.Errorf("overall.histograms.%s holds %d samples but the groups' hold %d", k, e.Overall.Histograms[k].Count, n)
+	for k, h := range sum.Histograms {
+		if e.Overall.Histograms[k].Count != h.Count {
+			return fmt.Errorf("overall.histograms.%s holds %d samples but the groups' hold %d", k, e.Overall.Histograms[k].Count, h.Count)
 		}
 	}
 	if e.Timeline != nil && (e.Timeline.IntervalS <= 0 || math.IsNaN(e.Timeline.IntervalS)) {

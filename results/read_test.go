@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 func TestRoundTrip(t *testing.T) {
 	e := sample(t, 1, 1)
-	e.Thresholds = []ThresholdResult{{Expr: "probe.drops == 0", Unit: UnitCount, Actual: "3"}}
+	e.Thresholds = []ThresholdResult{{Expr: "probe.drops == 0", Unit: gate.UnitCount, Actual: "3"}}
 	e.Timeline = &Timeline{IntervalS: 1, Samples: []Sample{{TS: 0, Groups: map[string]GroupSample{"naive": {States: map[string]int64{"live": 3}}}}}}
 	e.Run.Shard = &Shard{Index: 1, Count: 2}
 	back := roundTrip(t, e)
@@ -53,7 +54,7 @@ func TestSchemaDescribesExports(t *testing.T) {
 		return rs.Validate(inst)
 	}
 	e := sample(t, 1, 1)
-	e.Thresholds = []ThresholdResult{{Expr: "probe.drops == 0", Unit: UnitCount, Actual: "3"}}
+	e.Thresholds = []ThresholdResult{{Expr: "probe.drops == 0", Unit: gate.UnitCount, Actual: "3"}}
 	e.Timeline = &Timeline{IntervalS: 1, Samples: []Sample{{TS: 0, Groups: map[string]GroupSample{"naive": {States: map[string]int64{"live": 3, StateBelievedLiveButDead: 1}}}}}}
 	doc, _ := json.Marshal(e)
 	if err := validate(2, doc); err != nil {
@@ -215,8 +216,8 @@ func FuzzParse(f *testing.F) {
 		if err == nil {
 			// What reads, merges and reports without trouble.
 			for _, g := range e.allGroups() {
-				for _, m := range Metrics() {
-					m.Value(g)
+				for _, m := range gate.Metrics() {
+					Value(m, g)
 				}
 			}
 		}

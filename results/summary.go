@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -40,7 +41,7 @@ var summaryRows = []struct {
 	{"tool call latency p50 / p99", latency("tool_call_latency")},
 	{"transport errors", func(g *Group) string {
 		var parts []string
-		for _, k := range errorKinds() {
+		for _, k := range gate.ErrorKinds() {
 			if n := g.Errors[k]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%s %d", k, n))
 			}

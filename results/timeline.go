@@ -69,3 +69,11 @@ func addCounts(dst, src map[string]int64) map[string]int64 {
 func NonZero(m map[string]int64) map[string]int64 {
 	return addCounts(nil, m)
 }
+
+// PhaseAt records when a phase of the workload was in force, in seconds since the run's start
+// (v2): with the faults' added_at_s/removed_at_s, the export's phase and fault timeline.
+type PhaseAt struct {
+	Phase  string  `json:"phase"`
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+}

@@ -9,7 +9,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/mcpchaos/mcpchaos/faults"
-	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/gate"
 )
 
 var faultSchema = schema{keys: []schemaKey{
@@ -246,7 +246,7 @@ func (d *decoder) validateToxic(tf *field, m *mapping, flt Fault, keys map[strin
 	switch {
 	case errors.As(err, &unknown):
 		types := faults.Types()
-		d.errorf(tf.node, tf.path, "unknown toxic %q; %suse one of %s", flt.Toxic, results.DidYouMean(flt.Toxic, types), strings.Join(types, ", "))
+		d.errorf(tf.node, tf.path, "unknown toxic %q; %suse one of %s", flt.Toxic, gate.DidYouMean(flt.Toxic, types), strings.Join(types, ", "))
 	case errors.As(err, &attr):
 		at, msg := tf.node, attr.Msg
 		if k, present := keys[attr.Attr]; present {
@@ -290,7 +290,7 @@ func (d *decoder) faultGroups(f *field, known *groupNames, groupsOK bool) []stri
 			d.errorf(v, gf.path, "group %q is listed twice; remove one", name)
 			continue
 		case groupsOK && !known.set[name] && d.once(v, "group"):
-			d.errorf(v, gf.path, "unknown group %q; %sname one of the groups: %s", name, results.DidYouMean(name, known.list), strings.Join(known.list, ", "))
+			d.errorf(v, gf.path, "unknown group %q; %sname one of the groups: %s", name, gate.DidYouMean(name, known.list), strings.Join(known.list, ", "))
 		}
 		seen[name] = true
 		out = append(out, name)

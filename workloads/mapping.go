@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/gate"
 )
 
 // schemaKey is one allowed key of a mapping and what to tell a user who
@@ -146,7 +146,7 @@ func (m *mapping) collect(mn *ast.MappingNode, merged bool, depth int) {
 				continue
 			}
 			m.d.errorf(mv.Key, m.sub(name), "unknown key %q; %sallowed keys here: %s",
-				name, results.DidYouMean(name, m.s.names()), strings.Join(m.s.names(), ", "))
+				name, gate.DidYouMean(name, m.s.names()), strings.Join(m.s.names(), ", "))
 			continue
 		}
 		m.entries[name] = &entry{key: mv.Key, value: mv.Value}
@@ -286,7 +286,7 @@ func (d *decoder) oneOf(f *field, allowed []string) (string, bool) {
 			return s, true
 		}
 	}
-	d.errorf(f.node, f.path, "unknown value %q; %suse one of %s", s, results.DidYouMean(s, allowed), strings.Join(allowed, ", "))
+	d.errorf(f.node, f.path, "unknown value %q; %suse one of %s", s, gate.DidYouMean(s, allowed), strings.Join(allowed, ", "))
 	return "", false
 }
 

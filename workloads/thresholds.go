@@ -8,7 +8,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 
-	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/gate"
 )
 
 // The thresholds section: pass/fail conditions on the run's numbers, judged when it ends (and,
@@ -31,7 +31,7 @@ var thresholdSchema = schema{keys: []schemaKey{
 
 const thresholdHint = "write SCOPE.METRIC OP VALUE, e.g. probe.probe_latency.p99 < 50ms"
 
-func (d *decoder) thresholds(f *field, groups []GroupSpec, groupsOK bool) []results.Threshold {
+func (d *decoder) thresholds(f *field, groups []GroupSpec, groupsOK bool) []gate.Threshold {
 	entries, ok := d.list(f, maxListLen)
 	if !ok {
 		return nil
@@ -42,7 +42,7 @@ func (d *decoder) thresholds(f *field, groups []GroupSpec, groupsOK bool) []resu
 		scopes[g.Name] = true
 		names = append(names, g.Name)
 	}
-	var out []results.Threshold
+	var out []gate.Threshold
 	seen := map[string]ast.Node{}
 	for i, e := range entries {
 		path := fmt.Sprintf("%s[%d]", f.path, i)
@@ -52,7 +52,7 @@ func (d *decoder) thresholds(f *field, groups []GroupSpec, groupsOK bool) []resu
 		}
 		if groupsOK && !scopes[th.Scope] {
 			d.errorf(node, path, "threshold %q is about group %q, which this workload does not have; %suse one of %s, or overall",
-				th.Expr, th.Scope, results.DidYouMean(th.Scope, names), strings.Join(names, ", "))
+				th.Expr, th.Scope, gate.DidYouMean(th.Scope, names), strings.Join(names, ", "))
 			continue
 		}
 		if prev, dup := seen[th.Expr]; dup {
@@ -67,13 +67,13 @@ func (d *decoder) thresholds(f *field, groups []GroupSpec, groupsOK bool) []resu
 }
 
 // threshold decodes one entry; node is where its expression is written.
-func (d *decoder) threshold(e ast.Node, path string) (results.Threshold, ast.Node, bool) {
+func (d *decoder) threshold(e ast.Node, path string) (gate.Threshold, ast.Node, bool) {
 	v, ok := d.resolve(e)
 	if !ok || isNil(v) {
 		if ok {
 			d.errorf(e, path, "is an empty entry; %s, or remove the lone \"-\"", thresholdHint)
 		}
-		return results.Threshold{}, nil, false
+		return gate.Threshold{}, nil, false
 	}
 	var (
 		exprField *field
@@ -91,18 +91,18 @@ func (d *decoder) threshold(e ast.Node, path string) (results.Threshold, ast.Nod
 		exprField = &field{path: path, node: v, hint: thresholdHint}
 	}
 	if exprField == nil {
-		return results.Threshold{}, nil, false
+		return gate.Threshold{}, nil, false
 	}
 	s, ok := d.str(exprField)
 	if !ok {
-		return results.Threshold{}, nil, false
+		return gate.Threshold{}, nil, false
 	}
-	th, err := results.ParseThreshold(s)
+	th, err := gate.ParseThreshold(s)
 	if err != nil {
-		var se *results.ThresholdSyntaxError
+		var se *gate.ThresholdSyntaxError
 		if !errors.As(err, &se) {
 			d.errorf(exprField.node, exprField.path, "%v", err)
-			return results.Threshold{}, nil, false
+			return gate.Threshold{}, nil, false
 		}
 		line, col := position(exprField.node)
 		if sn, isStr := exprField.node.(*ast.StringNode); isStr && !strings.Contains(s, "\n") {
@@ -112,12 +112,12 @@ func (d *decoder) threshold(e ast.Node, path string) (results.Threshold, ast.Nod
 			col += se.Column() - 1
 		}
 		d.add(line, col, exprField.path, fmt.Sprintf("%s (in %q)", se.Msg, s))
-		return results.Threshold{}, nil, false
+		return gate.Threshold{}, nil, false
 	}
 	if abort {
 		if err := th.EarlyError(); err != nil {
 			d.errorf(abortAt.node, abortAt.path, "%v", err)
-			return results.Threshold{}, nil, false
+			return gate.Threshold{}, nil, false
 		}
 		th.AbortOnFail = true
 	}

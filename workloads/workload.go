@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients"
-	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/gate"
 )
 
 // Workload is a validated workload file: every default filled in, every
@@ -24,7 +24,7 @@ type Workload struct {
 	// on, or "" for the Toxiproxy embedded in mcpchaos.
 	Toxiproxy string
 	// Thresholds are the pass/fail conditions on the run's results (thresholds.go).
-	Thresholds []results.Threshold
+	Thresholds []gate.Threshold
 
 	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
 }

@@ -4,11 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -16,18 +22,27 @@ func newCompareCmd() *cobra.Command {
 	var (
 		asJSON, asMarkdown, all, force bool
 		tolFile                        string
+		last                           int
 		tolFlags                       []string
 	)
 	cmd := &cobra.Command{
-		Use:   "compare BASE CURRENT",
-		Short: "Compare a run with an earlier one: per group and metric, the change and a verdict",
-		Long: `Compare the export CURRENT with the export BASE (typically the last good run): for every
-group (and overall) and every metric, both values, the change, and a verdict against the
-metric's tolerance; and every threshold, which must keep passing. Prints the rows that changed
-(--all: every row) as a table, or --json, or --markdown for a pull-request comment. Exit status
-99 if anything regressed.
+		Use:   "compare BASE... CURRENT",
+		Short: "Compare a run with earlier ones: per group and metric, the change and a verdict",
+		Long: `Compare the export CURRENT with one or more baseline exports BASE (typically the last good
+runs; a directory stands for every export in it): for every group (and overall) and every
+metric, the baselines' median and spread, the current value, the change, and a verdict; and
+every threshold, which must keep passing. Prints the rows that changed (--all: every row) as a
+table, or --json, or --markdown for a pull-request comment. Exit status 99 if anything
+regressed.
 
-Tolerances start from sensible defaults (misattributed errors, stale events applied, re-init
+How each number is judged (docs/metrics.md, "How compare judges"): counters against the
+spread the baselines show, so that run-to-run noise is never a verdict; counters of control
+groups (policy naive) for showing the hazard they are there to show, not for its amount;
+latency percentiles and means from the full histograms, with a 99% confidence interval from
+the sample count, so one run's luck on a few samples is not a regression. Baselines that
+failed, were interrupted or aborted are left out (--last N keeps the N newest good ones).
+
+Tolerances start from defaults (misattributed errors, stale events applied, re-init
 collisions and retries against dead sessions may not grow at all; latency p50/p90/p99 may grow
 10% and 1ms; tool_calls_ok may fall 10%; counts that depend on the faults, like drops, are
 reported only), then a --tolerances file, then --tolerance flags; for each metric the last rule
@@ -37,64 +52,48 @@ grow), +10% (may grow 10%), +10%,+2ms (past both), -5% (may fall 5%), or info (r
 
 Runs of different workloads (by name, or by the workload file's hash) are different
 experiments: compare refuses them unless --force is given.`,
-		Args: args(cobra.ExactArgs(2)),
+		Args: args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if asJSON && asMarkdown {
 				return usagef("--json and --markdown exclude each other; pick one")
 			}
-			tol := results.DefaultTolerances()
-			if tolFile != "" {
-				rules, err := readTolerances(tolFile)
-				if err != nil {
-					return err
-				}
-				tol = append(tol, rules...)
+			if last < 0 {
+				return usagef("--last %d: give a number of baseline runs, e.g. --last 5 (0: all)", last)
 			}
-			for _, f := range tolFlags {
-				r, err := parseToleranceFlag(f)
-				if err != nil {
-					return err
-				}
-				tol = append(tol, r)
-			}
-			base, err := readExport(a[0])
+			tol, err := tolerances(tolFile, tolFlags)
 			if err != nil {
 				return err
 			}
-			cur, err := readExport(a[1])
+			curFile := a[len(a)-1]
+			cur, err := readExport(curFile)
 			if err != nil {
 				return err
 			}
-			bp, cp := results.Part{File: a[0], Export: base}, results.Part{File: a[1], Export: cur}
+			cp := results.Part{File: curFile, Export: cur}
+			bases, skipped, err := readBaselines(a[:len(a)-1], curFile, last)
+			if err != nil {
+				return err
+			}
 			forced := ""
-			if err := results.Comparable(bp, cp); err != nil {
-				if !force {
-					return fmt.Errorf("%w; pass --force to compare them anyway", err)
+			for _, bp := range bases {
+				if err := results.Comparable(bp, cp); err != nil {
+					if !force {
+						return fmt.Errorf("%w; pass --force to compare them anyway", err)
+					}
+					forced = err.Error()
 				}
-				forced = err.Error()
 			}
-			c := results.Compare(bp, cp, tol)
-			c.Forced = forced
-			out := cmd.OutOrStdout()
-			switch {
-			case asJSON:
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				enc.SetEscapeHTML(false)
-				if err := enc.Encode(c); err != nil {
-					return err
-				}
-			case asMarkdown:
-				if err := results.WriteComparisonMarkdown(out, c, all); err != nil {
-					return err
-				}
-			default:
-				if err := results.WriteComparison(out, c, all); err != nil {
-					return err
-				}
+			c := results.CompareBaseline(bases, cp, tol)
+			c.Forced, c.Skipped = forced, skipped
+			if err := writeComparison(cmd.OutOrStdout(), c, asJSON, asMarkdown, all); err != nil {
+				return err
 			}
 			if c.Regressions > 0 {
-				return &gateError{fmt.Sprintf("%d regression%s against %s", c.Regressions, map[bool]string{true: "", false: "s"}[c.Regressions == 1], a[0])}
+				against := bases[0].File
+				if len(bases) > 1 {
+					against = fmt.Sprintf("a baseline of %d runs", len(bases))
+				}
+				return &gateError{fmt.Sprintf("%d regression%s against %s", c.Regressions, map[bool]string{true: "", false: "s"}[c.Regressions == 1], against)}
 			}
 			return nil
 		},
@@ -104,9 +103,88 @@ experiments: compare refuses them unless --force is given.`,
 	f.BoolVar(&asMarkdown, "markdown", false, "print the comparison as Markdown, for a pull-request comment")
 	f.BoolVar(&all, "all", false, "list every row, not only those that changed")
 	f.BoolVar(&force, "force", false, "compare runs of different workloads (or a shard with a whole run)")
+	f.IntVar(&last, "last", 0, "use only the N newest good baseline runs (0: every good one given)")
 	f.StringVar(&tolFile, "tolerances", "", "a YAML file of PATTERN: SPEC tolerance rules, applied in order after the defaults")
 	f.StringArrayVarP(&tolFlags, "tolerance", "t", nil, "a tolerance rule PATTERN=SPEC, e.g. probe_latency.p99=+20% (repeatable; after --tolerances)")
 	return cmd
+}
+
+func tolerances(file string, flags []string) (gate.Tolerances, error) {
+	tol := gate.DefaultTolerances()
+	if file != "" {
+		rules, err := readTolerances(file)
+		if err != nil {
+			return nil, err
+		}
+		tol = append(tol, rules...)
+	}
+	for _, f := range flags {
+		r, err := parseToleranceFlag(f)
+		if err != nil {
+			return nil, err
+		}
+		tol = append(tol, r)
+	}
+	return tol, nil
+}
+
+func writeComparison(out io.Writer, c *results.Comparison, asJSON, asMarkdown, all bool) error {
+	switch {
+	case asJSON:
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(c)
+	case asMarkdown:
+		return results.WriteComparisonMarkdown(out, c, all)
+	}
+	return results.WriteComparison(out, c, all)
+}
+
+// readBaselines reads the baseline exports: files, and every *.json export in a directory
+// (the current file excluded). Runs that were not good (failed, interrupted, aborted) are left
+// out and named in skipped; with last > 0 only the newest last good runs are kept.
+func readBaselines(args []string, curFile string, last int) (bases []results.Part, skipped []string, err error) {
+	var files []string
+	curAbs, _ := filepath.Abs(curFile)
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			files = append(files, a)
+			continue
+		}
+		matches, _ := filepath.Glob(filepath.Join(a, "*.json"))
+		if len(matches) == 0 {
+			return nil, nil, usagef("%s: a directory without JSON exports; give baseline exports or a directory holding them", a)
+		}
+		for _, m := range matches {
+			if abs, _ := filepath.Abs(m); abs != curAbs { // a history directory may hold the current run
+				files = append(files, m)
+			}
+		}
+	}
+	for _, f := range files {
+		e, err := readExport(f)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !results.Good(e) {
+			skipped = append(skipped, f+": not a good run ("+results.RunStatus(e)+")")
+			continue
+		}
+		bases = append(bases, results.Part{File: f, Export: e})
+	}
+	sort.SliceStable(bases, func(i, j int) bool { return bases[i].Export.Run.Start.After(bases[j].Export.Run.Start) })
+	if last > 0 && len(bases) > last {
+		for _, b := range bases[last:] {
+			skipped = append(skipped, b.File+": older than the --last "+strconv.Itoa(last))
+		}
+		bases = bases[:last]
+	}
+	if len(bases) == 0 {
+		return nil, skipped, usagef("no good baseline run among %s (a failed, interrupted or aborted run is no baseline)", strings.Join(args, ", "))
+	}
+	return bases, skipped, nil
 }
 
 // readExport reads a result file; a file that is not a usable export is a usage error.
@@ -118,12 +196,12 @@ func readExport(path string) (*results.Export, error) {
 	return e, nil
 }
 
-func parseToleranceFlag(s string) (results.ToleranceRule, error) {
+func parseToleranceFlag(s string) (gate.ToleranceRule, error) {
 	pattern, spec, ok := cutLast(s, "=")
 	if !ok {
-		return results.ToleranceRule{}, usagef("--tolerance %q: want PATTERN=SPEC, e.g. probe_latency.p99=+20%% or misattributed_errors=+0", s)
+		return gate.ToleranceRule{}, usagef("--tolerance %q: want PATTERN=SPEC, e.g. probe_latency.p99=+20%% or misattributed_errors=+0", s)
 	}
-	r, err := results.ParseToleranceRule(pattern, spec)
+	r, err := gate.ParseToleranceRule(pattern, spec)
 	if err != nil {
 		return r, usagef("--tolerance %q: %v", s, err)
 	}
@@ -144,7 +222,7 @@ func cutLast(s, sep string) (string, string, bool) {
 //	probe_latency.p99: +20%
 //	naive.*: info
 //	misattributed_errors: +0
-func readTolerances(path string) ([]results.ToleranceRule, error) {
+func readTolerances(path string) ([]gate.ToleranceRule, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usagef("--tolerances %s: %v", path, errors.Unwrap(err))
@@ -153,14 +231,14 @@ func readTolerances(path string) ([]results.ToleranceRule, error) {
 	if err := yaml.Unmarshal(data, &ms); err != nil {
 		return nil, usagef("--tolerances %s: not a YAML mapping of PATTERN: SPEC (%v)", path, err)
 	}
-	var rules []results.ToleranceRule
+	var rules []gate.ToleranceRule
 	for _, it := range ms {
 		pattern := fmt.Sprint(it.Key)
 		spec := fmt.Sprint(it.Value)
 		if it.Value == nil {
 			spec = ""
 		}
-		r, err := results.ParseToleranceRule(pattern, spec)
+		r, err := gate.ParseToleranceRule(pattern, spec)
 		if err != nil {
 			return nil, usagef("--tolerances %s: %s: %v", path, pattern, err)
 		}

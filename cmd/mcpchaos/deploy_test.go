@@ -114,7 +114,7 @@ func TestKubernetesManifests(t *testing.T) {
 		if err != nil || s.Index != i || s.Count != n {
 			t.Errorf("shard %d: --shard %s (%v), want %d/%d", i, f["shard"], err, i, n)
 		}
-		if _, err := parseStartAt(f["start-at"], time.Now()); err != nil {
+		if _, err := parseStartAt(f["start-at"], time.Now(), true); err != nil {
 			t.Errorf("--start-at: %v", err)
 		}
 		if err := checkMetricsAddr(f["metrics-addr"], true); err != nil {

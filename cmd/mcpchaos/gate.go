@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -31,16 +32,16 @@ func thresholdsGate(rs []results.ThresholdResult) error {
 
 // flagThresholds parses the thresholds given with a flag (--threshold, --threshold-abort),
 // each checked against the workload's groups.
-func flagThresholds(w *workloads.Workload, exprs []string, flag string) ([]results.Threshold, error) {
+func flagThresholds(w *workloads.Workload, exprs []string, flag string) ([]gate.Threshold, error) {
 	groups := map[string]bool{"overall": true}
 	var names []string
 	for _, g := range w.Groups {
 		groups[g.Name] = true
 		names = append(names, g.Name)
 	}
-	var ths []results.Threshold
+	var ths []gate.Threshold
 	for _, expr := range exprs {
-		th, err := results.ParseThreshold(expr)
+		th, err := gate.ParseThreshold(expr)
 		if err != nil {
 			return nil, usagef("%s: %v", flag, err)
 		}

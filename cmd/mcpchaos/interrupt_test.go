@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,18 +58,24 @@ func TestInterruptAtRandomMoments(t *testing.T) {
 		}
 		after := time.Duration(rng.Int64N(int64(span)))
 		ctx, cancel := context.WithCancel(context.Background())
-		timer := time.AfterFunc(after, cancel) // the interrupt itself, not a synchronisation
-		began := time.Now()
+		var sent atomic.Pointer[time.Time]      // when the interrupt really came: a timer fires late on a loaded machine
+		timer := time.AfterFunc(after, func() { // the interrupt itself, not a synchronisation
+			now := time.Now()
+			sent.Store(&now)
+			cancel()
+		})
 		runErr := runWorkload(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "csv,hgrm,junit"}, io.Discard, io.Discard)
-		stopped := time.Since(began)
+		returned := time.Now()
 		interrupted := !timer.Stop() // it may also have come just after the run ended
 		cancel()
 		if runErr != nil && (!interrupted || exitCode(runErr) != exitInterrupted) {
 			t.Errorf("run %d (interrupt after %v): %v (exit %d), want interrupted (130)", i, after, runErr, exitCode(runErr))
 			continue
 		}
-		if interrupted && stopped-after > 5*time.Second {
-			t.Errorf("run %d: stopped %v after the interrupt, over 5s", i, stopped-after)
+		// Writing the export and its companions is not bounded by the 5 s promise (it is by
+		// the process getting CPU), but a run must never hang after an interrupt.
+		if at := sent.Load(); interrupted && at != nil && returned.Sub(*at) > 30*time.Second {
+			t.Errorf("run %d: returned %v after the interrupt", i, returned.Sub(*at))
 		}
 		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
 			if runErr == nil {
@@ -84,6 +91,11 @@ func TestInterruptAtRandomMoments(t *testing.T) {
 		exported++
 		if exp.Run.Interrupted != (runErr != nil) {
 			t.Errorf("run %d: export interrupted=%v, run returned %v", i, exp.Run.Interrupted, runErr)
+		}
+		// The README's promise: every fleet ends within 5 s of an interrupt. The export's end
+		// is when the last fleet stopped; before it, the fleets were still running.
+		if at := sent.Load(); exp.Run.Interrupted && at != nil && exp.Run.End.Sub(*at) > 5*time.Second {
+			t.Errorf("run %d: the fleets ended %v after the interrupt, over 5s", i, exp.Run.End.Sub(*at))
 		}
 		if len(exp.Run.Proxies) != 2 {
 			t.Errorf("run %d: proxies in export: %v", i, exp.Run.Proxies)

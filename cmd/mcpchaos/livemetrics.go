@@ -7,12 +7,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // checkMetricsAddr checks --metrics-addr: HOST:PORT, on loopback unless public.
@@ -27,15 +27,38 @@ func checkMetricsAddr(addr string, public bool) error {
 	return nil
 }
 
-// serveMetrics serves the recorders' live numbers in the Prometheus text format at /metrics
-// on addr until the returned stop is called. believed may be nil.
-func serveMetrics(addr string, recs []*metrics.Recorder, believed func(int) int64, labels prometheus.Labels) (bound string, stop func(), err error) {
+// liveMetrics is the --metrics-addr endpoint of one run: the groups' numbers and the run's
+// state, every series labelled with the run's id, workload (and shard).
+type liveMetrics struct {
+	bound string
+	srv   *http.Server
+	done  chan struct{}
+
+	finished atomic.Bool
+	scraped  chan struct{} // closed by the first scrape after the run finished
+	once     sync.Once
+}
+
+// serveMetrics serves the collectors in the Prometheus text format at /metrics on addr, each
+// series with labels added, until close.
+func serveMetrics(addr string, labels prometheus.Labels, cs ...prometheus.Collector) (*liveMetrics, error) {
 	reg := prometheus.NewRegistry()
-	if err := prometheus.WrapRegistererWith(labels, reg).Register(metrics.NewCollector(recs, believed)); err != nil {
-		return "", nil, err
+	wrapped := prometheus.WrapRegistererWith(labels, reg)
+	for _, c := range cs {
+		if err := wrapped.Register(c); err != nil {
+			return nil, err
+		}
 	}
+	lm := &liveMetrics{done: make(chan struct{}), scraped: make(chan struct{})}
+	prom := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	mux.Handle("/metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		final := lm.finished.Load()
+		prom.ServeHTTP(w, r)
+		if final { // this scrape read the final numbers
+			lm.once.Do(func() { close(lm.scraped) })
+		}
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -45,20 +68,41 @@ func serveMetrics(addr string, recs []*metrics.Recorder, believed func(int) int6
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
+	lm.bound = ln.Addr().String()
+	lm.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		defer close(lm.done)
+		if err := lm.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			fmt.Fprintln(os.Stderr, "mcpchaos: live metrics:", err)
 		}
 	}()
-	return ln.Addr().String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-		<-done
-	}, nil
+	return lm, nil
+}
+
+// finish marks the numbers final (mcpchaos_run_finished 1).
+func (lm *liveMetrics) finish() { lm.finished.Store(true) }
+
+// linger keeps serving the final numbers until one scrape has read them, linger has passed,
+// or ctx ends (a signal), whichever comes first; then closes.
+func (lm *liveMetrics) linger(ctx context.Context, linger time.Duration) {
+	lm.finish()
+	if linger > 0 {
+		t := time.NewTimer(linger)
+		defer t.Stop()
+		select {
+		case <-lm.scraped:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	lm.close()
+}
+
+func (lm *liveMetrics) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	lm.srv.Shutdown(ctx)
+	<-lm.done
 }

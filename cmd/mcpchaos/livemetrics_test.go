@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -19,18 +20,12 @@ func TestLiveMetrics(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond} {
 		naive.Record(metrics.ToolCallLatency, 0, d)
 	}
-	addr, stop, err := serveMetrics("127.0.0.1:0", []*metrics.Recorder{naive}, func(int) int64 { return 2 }, map[string]string{"workload": "w"})
+	lm, err := serveMetrics("127.0.0.1:0", map[string]string{"workload": "w"}, metrics.NewCollector([]*metrics.Recorder{naive}, func(int) int64 { return 2 }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stop()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	text := string(body)
+	defer lm.close()
+	text := scrape(t, lm.bound)
 	for _, want := range []string{
 		`mcpchaos_misattributed_errors_total{group="naive",policy="naive",workload="w"} 7`,
 		`mcpchaos_transport_errors_total{group="naive",kind="reset",policy="naive",workload="w"} 1`,
@@ -51,6 +46,46 @@ func TestLiveMetrics(t *testing.T) {
 	if t.Failed() {
 		t.Log(text)
 	}
+}
+
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return string(body)
+}
+
+// After the run the endpoint serves the final numbers until one scrape has read them (or the
+// linger time passes), then closes.
+func TestLiveMetricsLinger(t *testing.T) {
+	rec := metrics.NewRecorder("naive", "naive", 1)
+	lm, err := serveMetrics("127.0.0.1:0", nil, metrics.NewCollector([]*metrics.Recorder{rec}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm.finish() // the run ended (the observer's Stop)
+	done := make(chan struct{})
+	go func() {
+		lm.linger(context.Background(), time.Hour) // only the final scrape ends it
+		close(done)
+	}()
+	rec.Add(metrics.MisattributedErrors, 3) // a late count, there for the final scrape
+	if text := scrape(t, lm.bound); !strings.Contains(text, `mcpchaos_misattributed_errors_total{group="naive",policy="naive"} 3`) {
+		t.Errorf("the final scrape lacks the final count:\n%s", text)
+	}
+	<-done // the final scrape ended the linger, long before the hour
+	if _, err := http.Get("http://" + lm.bound + "/metrics"); err == nil {
+		t.Error("the endpoint still answers after the final scrape")
+	}
+	// Without a scrape the linger ends at its time; an ended context ends it at once.
+	lm2, _ := serveMetrics("127.0.0.1:0", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	lm2.linger(ctx, time.Hour)
 }
 
 func TestCheckMetricsAddr(t *testing.T) {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/engine"
@@ -34,7 +36,9 @@ func (p *progressObserver) Start(v *engine.View) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if !p.done {
-			p.stop = startProgress(p.mode, p.out, v.Start, v.Planned, viewStatus(v))
+			p.stop = startProgress(p.mode, p.out, v.Start, v.Planned, viewStatus(v), func(now time.Time) (string, []string) {
+				return v.Phase(now), v.Faults()
+			})
 		}
 	})
 	return nil
@@ -79,32 +83,51 @@ func viewStatus(v *engine.View) statusSource {
 }
 
 // metricsObserver serves the run's live numbers at --metrics-addr (livemetrics.go) while the
-// run goes on.
+// run goes on; after it, the final numbers until a scrape has read them or --metrics-linger
+// has passed (lm.linger, called once the export is written).
 type metricsObserver struct {
-	addr   string
-	stderr io.Writer
-	stop   func()
+	addr     string
+	stderr   io.Writer
+	lm       *liveMetrics
+	finished atomic.Bool // read by scrapes: mcpchaos_run_finished
 }
 
 func (m *metricsObserver) Every() time.Duration            { return 0 }
 func (m *metricsObserver) Observe(*engine.View, time.Time) {}
 
 func (m *metricsObserver) Start(v *engine.View) error {
-	labels := map[string]string{"workload": v.Workload}
+	labels := map[string]string{"workload": v.Workload, "run_id": v.RunID}
 	if v.Shard != nil {
 		labels["shard"] = strconv.Itoa(v.Shard.Index)
 	}
-	bound, stop, err := serveMetrics(m.addr, v.Recorders(), v.Believed, labels)
+	lm, err := serveMetrics(m.addr, labels,
+		metrics.NewCollector(v.Recorders(), v.Believed),
+		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
+			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
+		}))
 	if err != nil {
 		return err
 	}
-	m.stop = stop
-	fmt.Fprintf(m.stderr, "mcpchaos: live metrics at http://%s/metrics\n", bound)
+	m.lm = lm
+	fmt.Fprintf(m.stderr, "mcpchaos: live metrics at http://%s/metrics (run_id %s)\n", lm.bound, v.RunID)
 	return nil
 }
 
+// Stop marks the numbers final; the endpoint stays up for linger.
 func (m *metricsObserver) Stop(*engine.View, time.Time) {
-	if m.stop != nil {
-		m.stop()
+	m.finished.Store(true)
+	if m.lm != nil {
+		m.lm.finish()
 	}
+}
+
+// linger serves the final numbers for a while (see liveMetrics.linger), then closes.
+func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io.Writer) {
+	if m == nil || m.lm == nil {
+		return
+	}
+	if d > 0 {
+		fmt.Fprintf(stderr, "mcpchaos: serving the final metrics at http://%s/metrics until one scrape reads them (at most %s)\n", m.lm.bound, d)
+	}
+	m.lm.linger(ctx, d)
 }

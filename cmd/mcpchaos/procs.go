@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -89,6 +90,9 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	for _, t := range fl.abortOn {
 		extra = append(extra, "--threshold-abort", t)
 	}
+	for _, l := range fl.labels {
+		extra = append(extra, "--label", l)
+	}
 	if err := kids.startShards(ctx, self, arg, dir, n, start, extra, stderr); err != nil {
 		return err
 	}
@@ -103,7 +107,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	}
 	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
 		return sumStatus(names, kids.shards)
-	})
+	}, func(time.Time) (string, []string) { return shardsRun(kids.shards) })
 	kids.wait()
 	stopProgress()
 	return mergeShards(ctx, w, fl, out, dir, formats, n, kids.shards, stdout, stderr)
@@ -196,6 +200,24 @@ func mergeShards(ctx context.Context, w *workloads.Workload, fl runFlags, out, d
 		return fmt.Errorf("%s failed; the export merges the %d shards that finished", strings.Join(append(died, missing...), ", "), len(parts))
 	}
 	return verdictError(merged)
+}
+
+// shardsRun is the phase the shards report (the first that reports one) and every fault in
+// force in any of them.
+func shardsRun(shards []*shardProc) (phase string, fs []string) {
+	for _, s := range shards {
+		s.mu.Lock()
+		if phase == "" {
+			phase = s.run.Phase
+		}
+		for _, f := range s.run.Faults {
+			if !slices.Contains(fs, f) {
+				fs = append(fs, f)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return phase, fs
 }
 
 // sumStatus adds up the shards' last status lines, group by group.

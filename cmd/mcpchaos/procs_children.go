@@ -128,6 +128,7 @@ type shardProc struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	last   []groupStatus
+	run    statusLine    // the last status line's phase and faults
 	exited chan struct{} // closed once the process has ended and its output was read
 }
 
@@ -148,10 +149,10 @@ func startShard(self string, args []string, index int, file string, stderr io.Wr
 		for sc.Scan() {
 			line := sc.Text()
 			if js, ok := strings.CutPrefix(line, statusPrefix); ok {
-				var gs []groupStatus
-				if json.Unmarshal([]byte(js), &gs) == nil {
+				var st statusLine
+				if json.Unmarshal([]byte(js), &st) == nil {
 					s.mu.Lock()
-					s.last = gs
+					s.last, s.run = st.Groups, statusLine{Phase: st.Phase, Faults: st.Faults}
 					s.mu.Unlock()
 				}
 				continue

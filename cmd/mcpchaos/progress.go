@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
@@ -46,22 +48,100 @@ func (g *groupStatus) add(o groupStatus) {
 	}
 }
 
-func (g *groupStatus) line() string {
-	return fmt.Sprintf("%-10s live %d  reconnecting %d  believed-live-but-dead %d  dead-detected %d  misattributed %d  errors %s",
-		g.Name, g.Live, g.Reconnecting, g.BelievedLiveButDead, g.DeadDetected, g.Misattributed, errorLine(g.Errors))
-}
+// rowWidth is the width a progress row must fit: an 80-column terminal.
+const rowWidth = 80
 
-func errorLine(errs map[string]int64) string {
-	var parts []string
+// line is the group's row, at most rowWidth columns, its name padded to nameWidth (at most 8):
+// every figure, large counts shortened (123k, 1.23M), then the errors by kind when they all
+// fit (their total always shows).
+//
+//	naive live 25 rec 0 false-live 25 det 0 misattr 50 err 175 connect:125 reset:50
+func (g *groupStatus) line(nameWidth int) string {
+	nameWidth = min(nameWidth, 8)
+	name := g.Name
+	if utf8.RuneCountInString(name) > nameWidth {
+		name = string([]rune(name)[:nameWidth-1]) + "…"
+	}
+	var total int64
+	for _, n := range g.Errors {
+		total += n
+	}
+	s := fmt.Sprintf("%-*s live %s rec %s false-live %s det %s misattr %s err %s", nameWidth, name,
+		short(int64(g.Live)), short(int64(g.Reconnecting)), short(int64(g.BelievedLiveButDead)),
+		short(g.DeadDetected), short(g.Misattributed), short(total))
+	kinds := ""
 	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-		if n := errs[k.String()]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s:%d", k, n))
+		if n := g.Errors[k.String()]; n > 0 {
+			kinds += fmt.Sprintf(" %s:%s", k, short(n))
 		}
 	}
-	if len(parts) == 0 {
-		return "0"
+	if utf8.RuneCountInString(s)+utf8.RuneCountInString(kinds) <= rowWidth {
+		s += kinds
 	}
-	return strings.Join(parts, " ")
+	return s
+}
+
+// short writes a count in at most 5 characters: 12345, 123k, 1.23M.
+func short(n int64) string {
+	switch {
+	case n < 100_000:
+		return strconv.FormatInt(n, 10)
+	case n < 1_000_000:
+		return strconv.FormatInt(n/1000, 10) + "k"
+	case n < 1_000_000_000:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', 2, 64) + "M"
+	}
+	return strconv.FormatFloat(float64(n)/1e9, 'f', 2, 64) + "G"
+}
+
+// lines are the rows of every group, names padded alike.
+func lines(gs []groupStatus) []string {
+	w := 1
+	for _, g := range gs {
+		w = max(w, utf8.RuneCountInString(g.Name))
+	}
+	out := make([]string, len(gs))
+	for i := range gs {
+		out[i] = gs[i].line(w)
+	}
+	return out
+}
+
+// progressLegend explains the rows' short words once, above them.
+const progressLegend = "rec: reconnecting or re-initializing; false-live: believed live, in truth dead;\n" +
+	"det: deaths detected as such; misattr: misattributed errors; err: transport errors"
+
+// clockLine is the run's clock: elapsed of planned, or the wait before a --start-at.
+func clockLine(start time.Time, planned time.Duration, round time.Duration) string {
+	el := time.Since(start)
+	if el < 0 {
+		return fmt.Sprintf("starts in %s (planned %s)", (-el).Round(round), planned)
+	}
+	return fmt.Sprintf("%s / %s", el.Truncate(round), planned)
+}
+
+// runSource reports the phase in force at now and the faults in force ("" and none when not
+// known).
+type runSource func(now time.Time) (phase string, faults []string)
+
+// runLine is the progress view's line of the run as a whole: the phase and the faults in force.
+func runLine(run runSource, now time.Time) string {
+	if run == nil {
+		return ""
+	}
+	phase, fs := run(now)
+	if phase == "" {
+		phase = "-"
+	}
+	f := "none"
+	if len(fs) > 0 {
+		f = strings.Join(fs, ", ")
+	}
+	s := "phase " + phase + "  faults in force: " + f
+	if utf8.RuneCountInString(s) > rowWidth {
+		s = string([]rune(s)[:rowWidth-1]) + "…"
+	}
+	return s
 }
 
 // statusSource reports every group's status now. It is called from a ticker, never from the
@@ -72,13 +152,18 @@ type statusSource func() []groupStatus
 // draws mpb rows; elsewhere (CI logs) it prints a plain line about every 10 s, because mpb
 // renders nothing useful off a terminal; "json" writes one status line a second for a parent
 // process to read.
-func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource) (stop func()) {
+func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) (stop func()) {
 	switch mode {
 	case "off":
 		return func() {}
 	case "json":
 		return ticking(time.Second, func() {
-			b, _ := json.Marshal(src())
+			now := time.Now()
+			st := statusLine{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()}
+			if run != nil {
+				st.Phase, st.Faults = run(now)
+			}
+			b, _ := json.Marshal(st)
 			fmt.Fprintf(out, "%s%s\n", statusPrefix, b)
 		})
 	}
@@ -86,13 +171,20 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 	if f, ok := out.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
 	}
-	if mode == "bars" || (mode == "auto" && tty) {
-		return barProgress(out, start, planned, src)
+	if mode == "bars" && !tty {
+		fmt.Fprintln(out, "progress: --progress bars needs a terminal and stderr is not one; printing a status line every 10s instead")
 	}
+	if tty && (mode == "bars" || mode == "auto") {
+		return barProgress(out, start, planned, src, run)
+	}
+	fmt.Fprintln(out, progressLegend)
 	return ticking(10*time.Second, func() {
-		fmt.Fprintf(out, "[%s / %s]\n", time.Since(start).Truncate(time.Second), planned)
-		for _, g := range src() {
-			fmt.Fprintf(out, "  %s\n", g.line())
+		fmt.Fprintf(out, "[%s]\n", clockLine(start, planned, time.Second))
+		if l := runLine(run, time.Now()); l != "" {
+			fmt.Fprintf(out, "  %s\n", l)
+		}
+		for _, l := range lines(src()) {
+			fmt.Fprintf(out, "  %s\n", l)
 		}
 	})
 }
@@ -100,21 +192,40 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 // statusPrefix marks a --progress json line among a shard's other output.
 const statusPrefix = "mcpchaos-status "
 
-func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource) func() {
+// statusLine is one --progress json line (after statusPrefix), written every second:
+//
+//	mcpchaos-status {"time":"2026-12-02T17:45:10.5Z","elapsed_s":1.5,"groups":[{"name":"naive","live":25,...}]}
+//
+// time is when it was written (UTC), elapsed_s the seconds since the run's start (negative
+// while waiting for --start-at), phase and faults what is in force, groups each group's row
+// (groupStatus). README, "Live progress".
+type statusLine struct {
+	Time     time.Time     `json:"time"`
+	ElapsedS float64       `json:"elapsed_s"`
+	Phase    string        `json:"phase,omitempty"`  // the workload phase in force
+	Faults   []string      `json:"faults,omitempty"` // the faults in force
+	Groups   []groupStatus `json:"groups"`
+}
+
+func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) func() {
 	var latest atomic.Pointer[[]groupStatus]
 	first := src()
 	latest.Store(&first)
+	fmt.Fprintln(out, progressLegend)
 	p := mpb.New(mpb.WithOutput(out), mpb.WithWidth(40), mpb.WithRefreshRate(200*time.Millisecond))
 	total := max(planned.Milliseconds(), 1)
 	clock := p.New(total, mpb.BarStyle(),
 		mpb.PrependDecorators(decor.Name("elapsed ", decor.WC{W: 10})),
 		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string {
-			return fmt.Sprintf("%s / %s", time.Since(start).Truncate(100*time.Millisecond), planned)
+			return clockLine(start, planned, 100*time.Millisecond)
 		})))
+	if run != nil {
+		p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string { return runLine(run, time.Now()) })))
+	}
 	for i := range first {
 		p.New(0, mpb.NopStyle(), mpb.PrependDecorators(decor.Any(func(decor.Statistics) string {
-			if gs := *latest.Load(); i < len(gs) {
-				return gs[i].line()
+			if ls := lines(*latest.Load()); i < len(ls) {
+				return ls[i]
 			}
 			return ""
 		})))
@@ -122,7 +233,7 @@ func barProgress(out io.Writer, start time.Time, planned time.Duration, src stat
 	stopTicks := ticking(500*time.Millisecond, func() {
 		s := src()
 		latest.Store(&s)
-		clock.SetCurrent(min(time.Since(start).Milliseconds(), total))
+		clock.SetCurrent(max(min(time.Since(start).Milliseconds(), total), 0))
 	})
 	return func() {
 		stopTicks()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/mcpchaos/mcpchaos/gate"
 )
 
 func newRoot() *cobra.Command {
@@ -16,11 +18,28 @@ sessions.
 Start with the built-in demo:  mcpchaos run seed-incident-fast`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(), // --version
+		// With Args set, cobra hands an unknown command to RunE instead of failing with an
+		// error of its own: it becomes a usage error (exit 2) with a suggestion.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if len(a) == 0 {
+				return cmd.Help()
+			}
+			var names []string
+			for _, c := range cmd.Commands() {
+				names = append(names, c.Name())
+			}
+			return usagef("unknown command %q; %srun mcpchaos --help for the commands", a[0], gate.DidYouMean(a[0], names))
+		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newRunCmd(), newValidateCmd(), newServeCmd(), newVersionCmd(), newBenchCmd())
-	root.AddCommand(newCompareCmd(), newMergeCmd(), newReportCmd())
+	root.AddCommand(newCompareCmd(), newMergeCmd(), newReportCmd(), newServeFilesCmd())
 	root.AddCommand(newInspectCmd(), newFaultsCmd())
+	root.InitDefaultCompletionCmd()
+	addCompletions(root)
 	return root
 }
 

@@ -29,6 +29,8 @@ type runFlags struct {
 	startAt       string   // --start-at RFC 3339 time
 	metricsAddr   string   // --metrics-addr HOST:PORT: live Prometheus metrics
 	metricsPublic bool
+	labels        []string // --label key=value, repeatable
+	metricsLinger time.Duration
 	procs         int // --procs N: run as N local shard processes (procs.go)
 }
 
@@ -89,6 +91,8 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	f.StringVar(&fl.formats, "formats", strings.Join(results.Formats, ","), "companions written beside the JSON export: csv, hgrm, junit (comma-separated), or none")
 	f.StringArrayVar(&fl.thresholds, "threshold", nil, "a threshold judged at the end, e.g. 'probe.misattributed_errors == 0' (repeatable; adds to the workload's)")
 	f.StringArrayVar(&fl.abortOn, "threshold-abort", nil, "a threshold that stops the run as soon as it fails for good, e.g. 'overall.misattributed_errors < 10' (repeatable)")
+	f.StringArrayVar(&fl.labels, "label", nil, "what the run tests, key=value, e.g. release=v1.4.2 or commit=3f2a1c9 (repeatable): in the export, compare and the report")
+	f.DurationVar(&fl.metricsLinger, "metrics-linger", 15*time.Second, "after the run, keep serving the final metrics until one scrape has read them or this long (0: stop at once)")
 	f.IntVar(&fl.procs, "procs", 1, "run as this many shard processes on this machine, one progress view, exports merged")
 	f.StringVar(&fl.shard, "shard", "", "run one shard of the fleet: INDEX/COUNT, INDEX from 0 (e.g. 0/4 ... 3/4)")
 	f.StringVar(&fl.startAt, "start-at", "", "start the clients at this RFC 3339 time (align shards), e.g. 2026-01-02T15:04:05Z")
@@ -113,7 +117,7 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		opts = append(opts, engine.WithShard(s.Index, s.Count))
 	}
 	if fl.startAt != "" {
-		at, err := parseStartAt(fl.startAt, time.Now())
+		at, err := parseStartAt(fl.startAt, time.Now(), fl.shard != "")
 		if err != nil {
 			return nil, err
 		}
@@ -137,6 +141,11 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		abort[i].AbortOnFail = true
 	}
 	opts = append(opts, engine.WithThresholds(append(ths, abort...)...))
+	labels, err := parseLabels(fl.labels)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, engine.WithLabels(labels))
 	if fl.metricsAddr != "" {
 		if err := checkMetricsAddr(fl.metricsAddr, fl.metricsPublic); err != nil {
 			return nil, err
@@ -188,10 +197,13 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	var problems []string
 	opts = append(opts, engine.WithProblems(func(p []string) { problems = p }))
+	var mo *metricsObserver
 	if fl.metricsAddr != "" {
-		opts = append(opts, engine.WithObserver(&metricsObserver{addr: fl.metricsAddr, stderr: stderr}))
+		mo = &metricsObserver{addr: fl.metricsAddr, stderr: stderr}
+		opts = append(opts, engine.WithObserver(mo))
 	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
+	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
 	if exp == nil {
 		return runErr
 	}

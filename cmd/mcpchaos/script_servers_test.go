@@ -26,25 +26,28 @@ import (
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
-// refserver VAR [ttl=D] [get=strict] [notify=D]: start the reference server on loopback for
+// refserver VAR [ttl=D] [get=strict] [notify=D] [retry=D]: start the reference server on loopback for
 // the rest of the script, its URL in $VAR.
 func cmdRefServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 {
-		ts.Fatalf("usage: refserver VAR [ttl=D] [get=strict] [notify=D]")
+		ts.Fatalf("usage: refserver VAR [ttl=D] [get=strict] [notify=D] [retry=D]")
 	}
 	cfg := refserver.Config{Retention: time.Minute}
 	for _, a := range args[1:] {
 		k, v, _ := strings.Cut(a, "=")
 		switch k {
-		case "ttl", "notify":
+		case "ttl", "notify", "retry":
 			d, err := time.ParseDuration(v)
 			if err != nil {
 				ts.Fatalf("refserver: %v", err)
 			}
-			if k == "ttl" {
+			switch k {
+			case "ttl":
 				cfg.SessionTTL = d
-			} else {
+			case "notify":
 				cfg.NotifyInterval = d
+			default:
+				cfg.Retry = d
 			}
 		case "get":
 			cfg.GetValidation = refserver.GetValidation(v)
@@ -240,25 +243,32 @@ func cmdFreeAddr(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(l.Close())
 }
 
-// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 20 s) until its body
-// matches REGEXP: a way to know a background run has got to a given point.
+// waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 60 s) until its body
+// matches REGEXP: a way to know a background run has got to a given point. The bound is
+// generous: a run's start (the binary under -race, set-up) took more than 20 s on a loaded
+// machine, and one scrape may take seconds there; a script that matches early does not wait.
 func cmdWaitMetrics(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: waitmetrics URL REGEXP")
 	}
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	hc := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+	hc := &http.Client{Timeout: 10 * time.Second}
+	last := "no answer"
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
 		if resp, err := hc.Get(args[0]); err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if re.Match(body) {
 				return
 			}
+			last = string(body)
+		} else {
+			last = err.Error()
 		}
 		time.Sleep(20 * time.Millisecond) // a bounded poll
 	}
+	ts.Logf("last answer: %s", last) // what the run had got to, for the failure's cause
 	ts.Fatalf("%s never matched %q", args[0], args[1])
 }
 

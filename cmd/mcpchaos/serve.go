@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,7 @@ stops on Ctrl-C.`,
 			}
 			defer inst.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
-				inst.URL, cfg.SessionTTL, cfg.Retention, cfg.GetValidation)
+				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
 			if inst.Cluster != nil {
 				t := inst.Cluster.Topology()
 				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, engine.RedactedEventLog(t.EventLog))
@@ -93,4 +94,12 @@ stops on Ctrl-C.`,
 	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
 	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
 	return cmd
+}
+
+// orNever writes a duration, or what its zero means.
+func orNever(d time.Duration, zero string) string {
+	if d == 0 {
+		return zero
+	}
+	return d.String()
 }

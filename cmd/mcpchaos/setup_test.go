@@ -101,7 +101,11 @@ func TestRunURLTargetTLS(t *testing.T) {
 	cert := writeCA(t, dir)
 	const secret = "s3cret-token"
 	t.Setenv("MCPCHAOS_TEST_TOKEN", secret)
-	sdk := sdkHandler(&mcp.StreamableHTTPOptions{SessionTimeout: 400 * time.Millisecond, EventStore: mcp.NewMemoryEventStore(nil)})
+	// A TTL of 1.5 s, not 400 ms: on a loaded machine a new session sat idle for longer than
+	// 400 ms between its initialize and its first call, died, and no call ever succeeded. The
+	// quiet phase outlasts it by 1.5 s: with 0.5 s, a session whose last call of the active
+	// phase was answered late was still alive when the calls resumed, and none died.
+	sdk := sdkHandler(&mcp.StreamableHTTPOptions{SessionTimeout: 1500 * time.Millisecond, EventStore: mcp.NewMemoryEventStore(nil)})
 	protos := make(chan int, 1024)
 	addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+secret {
@@ -121,15 +125,15 @@ func TestRunURLTargetTLS(t *testing.T) {
 			os.WriteFile(path, fmt.Appendf(nil, `name: tls
 target:
   url: https://localhost:%s/mcp
-  session_ttl: 400ms
+  session_ttl: 1500ms
   headers:
     Authorization: Bearer ${MCPCHAOS_TEST_TOKEN}
   ca_file: ca.pem
   http_version: "%s"
 phases:
-  - {name: active, duration: 600ms, calls: true}
-  - {name: quiet, duration: ttl+300ms, calls: false}
-  - {name: after, duration: 700ms, calls: true}
+  - {name: active, duration: 1s, calls: true}
+  - {name: quiet, duration: ttl+1500ms, calls: false}
+  - {name: after, duration: 1500ms, calls: true}
 groups:
   - {name: naive, clients: 3, policy: naive, call_every: 100ms, retry_backoff: 10ms, request_timeout: 2s}
   - {name: probe, clients: 3, policy: probe, call_every: 100ms, retry_backoff: 10ms, request_timeout: 2s}

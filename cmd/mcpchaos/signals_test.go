@@ -158,8 +158,8 @@ func waitLine(lines <-chan string, when string) bool {
 			}
 		case "midrun":
 			if js, ok := strings.CutPrefix(line, statusPrefix); ok {
-				var gs []groupStatus
-				if json.Unmarshal([]byte(js), &gs) == nil && len(gs) > 0 && gs[0].Live > 0 && gs[1].Live > 0 {
+				var st statusLine
+				if json.Unmarshal([]byte(js), &st) == nil && len(st.Groups) > 1 && st.Groups[0].Live > 0 && st.Groups[1].Live > 0 {
 					return true
 				}
 			}

@@ -1,101 +1,26 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"image/color"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"math"
-	"regexp"
 	"sort"
-	"strconv"
-	"strings"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
-// The plots, drawn by gonum/plot as SVG. Every text in them is set in Liberation Sans, which
-// the HTML page embeds once, so that the page renders the same everywhere and offline.
+// The plots of the report, as charts (svg.go). Colours are fixed per group index, so the same
+// group keeps its colour in every plot of a run.
 
-var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"}
 
-func newPlot(title, xLabel, yLabel string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
-	for _, s := range []*font.Font{&p.Title.TextStyle.Font, &p.X.Label.TextStyle.Font, &p.Y.Label.TextStyle.Font, &p.Legend.TextStyle.Font} {
-		*s = font.From(sans, 11)
-	}
-	p.Title.TextStyle.Font.Size = 13
-	p.X.Tick.Label.Font = font.From(sans, 9)
-	p.Y.Tick.Label.Font = font.From(sans, 9)
-	p.Legend.TextStyle.Font = font.From(sans, 9)
-	p.Y.Tick.Marker = plainTicks{}
-	p.Add(plotter.NewGrid())
-	return p
-}
-
-// plainTicks are gonum's default ticks labelled without trailing zeros ("25", not "25.00").
-type plainTicks struct{}
-
-func (plainTicks) Ticks(min, max float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ts {
-		if ts[i].Label != "" {
-			v, _ := strconv.ParseFloat(strconv.FormatFloat(ts[i].Value, 'g', 6, 64), 64) // no 0.30000000000000004
-			ts[i].Label = strconv.FormatFloat(v, 'f', -1, 64)
-		}
-	}
-	return ts
-}
-
-var svgProlog = regexp.MustCompile(`(?s)^<\?xml[^>]*\?>\s*(<!--.*?-->\s*)?`)
-var svgNamespaces = regexp.MustCompile(`\s+xmlns(:xlink)?="[^"]*"`)
-
-// svg renders a plot for inline use in HTML: the plot on the left, its legend in a column of
-// its own on the right (so that it never hides a line), without the XML prolog and namespace
-// attributes (HTML does not need them), scaled by CSS.
-func svg(p *plot.Plot, w, h vg.Length) (string, error) {
-	const legendW = 2.3 * vg.Inch
-	leg := p.Legend
-	p.Legend = plot.NewLegend()
-	c := vgsvg.New(w, h)
-	dc := draw.New(c)
-	p.Draw(draw.Crop(dc, 0, -legendW, 0, 0))
-	leg.Top, leg.Left = true, true
-	leg.Padding = vg.Points(2.5)
-	title := p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
-	leg.Draw(draw.Crop(dc, w-legendW+vg.Points(8), 0, 0, -title-vg.Points(4)))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", err
-	}
-	s := svgProlog.ReplaceAllString(buf.String(), "")
-	s = svgNamespaces.ReplaceAllString(s, "")
-	return strings.Replace(s, "<svg ", `<svg class="plot" role="img" `, 1), nil
-}
-
-// color i of the groups' palette; the same group keeps its colour in every plot of a run.
-func groupColor(i int) color.Color { return plotutil.Color(i) }
+func groupColor(i int) string { return palette[i%len(palette)] }
 
 // percentileTicks label a 1/(1-q) axis in percentiles, as HdrHistogram's plotter does.
-type percentileTicks struct{}
-
-func (percentileTicks) Ticks(min, max float64) []plot.Tick {
-	var ts []plot.Tick
-	for x := 1.0; x <= max*1.0001; x *= 10 {
-		if x < min/1.0001 {
-			continue
-		}
-		ts = append(ts, plot.Tick{Value: x, Label: percentLabel(x)})
+func percentileTicks(xMax float64) []tick {
+	var ts []tick
+	for x := 1.0; x <= xMax*1.0001; x *= 10 {
+		ts = append(ts, tick{x, percentLabel(x)})
 	}
 	return ts
 }
@@ -113,10 +38,8 @@ func percentLabel(x float64) string {
 // 1/(1-percentile) on a log scale, so the tail gets the room it deserves. ok is false when no
 // group has a sample.
 func latencyPlot(e *results.Export, hist string) (string, bool, error) {
-	p := newPlot(hist+" by percentile", "percentile", "latency (ms)")
-	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = percentileTicks{}
-	xMax := 100.0
+	c := &chart{Title: hist + " by percentile", XLabel: "percentile", YLabel: "latency (ms)", Width: 816, Height: 330, XLog: true}
+	xMax, yMax := 100.0, 0.0
 	any := false
 	for i, g := range e.Groups {
 		h := g.Histograms[hist]
@@ -127,37 +50,30 @@ func latencyPlot(e *results.Export, hist string) (string, bool, error) {
 		if err != nil {
 			return "", false, err
 		}
-		var pts plotter.XYs
+		sr := series{Label: fmt.Sprintf("%s (n=%d)", g.Name, h.Count), Color: groupColor(i)}
 		for _, b := range hh.CumulativeDistributionWithTicks(5) {
 			if b.Quantile >= 100 {
 				break
 			}
-			pts = append(pts, plotter.XY{X: 1 / (1 - b.Quantile/100), Y: float64(b.ValueAt) / 1000})
+			sr.X = append(sr.X, 1/(1-b.Quantile/100))
+			sr.Y = append(sr.Y, float64(b.ValueAt)/1000)
 		}
 		// The top of the curve: the max, at the resolution the sample count allows.
 		top := math.Pow(10, math.Ceil(math.Log10(float64(max(h.Count, 2)))))
-		if len(pts) > 0 {
-			top = math.Max(top, pts[len(pts)-1].X)
+		if n := len(sr.X); n > 0 {
+			top = math.Max(top, sr.X[n-1])
 		}
-		pts = append(pts, plotter.XY{X: top, Y: float64(h.MaxUS) / 1000})
-		xMax = math.Max(xMax, top)
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return "", false, err
-		}
-		l.Color = groupColor(i)
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (n=%d)", g.Name, h.Count), l)
+		sr.X, sr.Y = append(sr.X, top), append(sr.Y, float64(h.MaxUS)/1000)
+		xMax, yMax = math.Max(xMax, top), math.Max(yMax, float64(h.MaxUS)/1000)
+		c.Series = append(c.Series, sr)
 		any = true
 	}
 	if !any {
 		return "", false, nil
 	}
-	p.X.Min, p.X.Max = 1, xMax
-	p.Y.Min = 0
-	s, err := svg(p, 8.5*vg.Inch, 3.4*vg.Inch)
-	return s, true, err
+	c.XMin, c.XMax, c.YMin, c.YMax = 1, xMax, 0, yMax*1.05
+	c.XTicks = percentileTicks(xMax)
+	return c.render(), true, nil
 }
 
 // faultWindow is when a fault was in force anywhere in the run.
@@ -194,39 +110,34 @@ func faultWindows(e *results.Export) []faultWindow {
 	return out
 }
 
-var faultFills = []color.Color{
-	color.NRGBA{R: 230, G: 120, B: 40, A: 60},
-	color.NRGBA{R: 120, G: 120, B: 120, A: 60},
-	color.NRGBA{R: 170, G: 60, B: 160, A: 55},
-	color.NRGBA{R: 40, G: 150, B: 150, A: 55},
-}
+var faultFills = []string{"rgba(230,120,40,.24)", "rgba(120,120,120,.24)", "rgba(170,60,160,.22)", "rgba(40,150,150,.22)"}
 
-// shadeFaults draws the fault windows as bands from 0 to yMax, behind what follows.
-func shadeFaults(p *plot.Plot, ws []faultWindow, yMax float64) error {
-	for i, w := range ws {
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: w.start, Y: 0}, {X: w.end, Y: 0}, {X: w.end, Y: yMax}, {X: w.start, Y: yMax}})
-		if err != nil {
-			return err
+// runBands are the fault windows of a run as shaded bands, and its phases (when the export
+// records them) as faint alternating bands named at their top.
+func runBands(e *results.Export) []band {
+	var bs []band
+	for i, p := range e.Phases {
+		fill := "rgba(0,0,0,0)"
+		if i%2 == 1 {
+			fill = "rgba(60,90,160,.06)"
 		}
-		poly.Color = faultFills[i%len(faultFills)]
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		p.Legend.Add("fault "+w.name, poly)
+		bs = append(bs, band{X0: p.StartS, X1: p.EndS, Fill: fill, Note: p.Phase})
 	}
-	return nil
+	for i, w := range faultWindows(e) {
+		bs = append(bs, band{X0: w.start, X1: w.end, Fill: faultFills[i%len(faultFills)], Label: "fault " + w.name})
+	}
+	return bs
 }
 
 // states drawn in a group's timeline, with their colours.
 var timelineStates = []struct {
-	name, label string
-	color       color.Color
-	dashes      []vg.Length
+	name, label, color, dash string
 }{
-	{"live", "live (believed)", color.NRGBA{R: 30, G: 120, B: 200, A: 255}, nil},
-	{"reconnecting", "reconnecting", color.NRGBA{R: 240, G: 160, B: 0, A: 255}, nil},
-	{"reinit", "re-initializing", color.NRGBA{R: 100, G: 170, B: 60, A: 255}, nil},
-	{results.StateBelievedLiveButDead, "believed live, in truth dead", color.NRGBA{R: 210, G: 30, B: 30, A: 255}, []vg.Length{vg.Points(4), vg.Points(2)}},
-	{"starting", "starting", color.NRGBA{R: 150, G: 150, B: 150, A: 255}, []vg.Length{vg.Points(1), vg.Points(2)}},
+	{"live", "live (believed)", "#1e78c8", ""},
+	{"reconnecting", "reconnecting", "#f0a000", ""},
+	{"reinit", "re-initializing", "#64aa3c", ""},
+	{results.StateBelievedLiveButDead, "believed live, in truth dead", "#d21e1e", "6 3"},
+	{"starting", "starting", "#969696", "2 3"},
 }
 
 // timelinePlot draws a group's clients by state over the run, fault windows shaded.
@@ -234,36 +145,20 @@ func timelinePlot(e *results.Export, group string) (string, bool, error) {
 	if e.Timeline == nil || len(e.Timeline.Samples) == 0 {
 		return "", false, nil
 	}
-	p := newPlot("group "+group+": sessions by state", "seconds since start", "clients")
-	yMax := 1.0
-	series := make([]plotter.XYs, len(timelineStates))
-	for _, s := range e.Timeline.Samples {
-		gs := s.Groups[group]
-		for i, st := range timelineStates {
-			v := float64(gs.States[st.name])
-			series[i] = append(series[i], plotter.XY{X: s.TS, Y: v})
-			yMax = math.Max(yMax, v)
+	c := &chart{Title: "group " + group + ": sessions by state", XLabel: "seconds since start", YLabel: "clients", Width: 816, Height: 300}
+	yMax, xMax := 1.0, 0.0
+	for _, st := range timelineStates {
+		sr := series{Label: st.label, Color: st.color, Dash: st.dash}
+		for _, s := range e.Timeline.Samples {
+			v := float64(s.Groups[group].States[st.name])
+			sr.X, sr.Y = append(sr.X, s.TS), append(sr.Y, v)
+			yMax, xMax = math.Max(yMax, v), math.Max(xMax, s.TS)
 		}
+		c.Series = append(c.Series, sr)
 	}
-	yMax *= 1.05
-	if err := shadeFaults(p, faultWindows(e), yMax); err != nil {
-		return "", false, err
-	}
-	for i, st := range timelineStates {
-		l, err := plotter.NewLine(series[i])
-		if err != nil {
-			return "", false, err
-		}
-		l.Color = st.color
-		l.Width = vg.Points(1.5)
-		l.Dashes = st.dashes
-		p.Add(l)
-		p.Legend.Add(st.label, l)
-	}
-	p.Y.Min, p.Y.Max = 0, yMax
-	p.X.Min = 0
-	s, err := svg(p, 8.5*vg.Inch, 3*vg.Inch)
-	return s, true, err
+	c.Bands = runBands(e)
+	c.XMin, c.XMax, c.YMin, c.YMax = 0, math.Max(xMax, e.Run.End.Sub(e.Run.Start).Seconds()), 0, yMax*1.05
+	return c.render(), true, nil
 }
 
 // damagePlot draws, per group, the running totals of misattributed errors (solid) and
@@ -272,50 +167,22 @@ func damagePlot(e *results.Export) (string, bool, error) {
 	if e.Timeline == nil || len(e.Timeline.Samples) == 0 {
 		return "", false, nil
 	}
-	p := newPlot("misattributed errors and dead-session requests (running totals)", "seconds since start", "count")
-	yMax := 1.0
-	type line struct {
-		pts   plotter.XYs
-		label string
-		color color.Color
-		dash  bool
-	}
-	var lines []line
+	c := &chart{Title: "misattributed errors and dead-session requests (running totals)", XLabel: "seconds since start", YLabel: "count", Width: 816, Height: 300}
+	yMax, xMax := 1.0, 0.0
 	for i, g := range e.Groups {
-		for _, c := range []struct {
-			counter string
-			dash    bool
-		}{{"misattributed_errors", false}, {"dead_session_requests", true}} {
-			l := line{label: g.Name + " " + c.counter, color: groupColor(i), dash: c.dash}
+		for _, k := range []struct{ counter, dash string }{{"misattributed_errors", ""}, {"dead_session_requests", "6 3"}} {
+			sr := series{Label: g.Name + " " + k.counter, Color: groupColor(i), Dash: k.dash}
 			for _, s := range e.Timeline.Samples {
-				v := float64(s.Groups[g.Name].Counters[c.counter])
-				l.pts = append(l.pts, plotter.XY{X: s.TS, Y: v})
-				yMax = math.Max(yMax, v)
+				v := float64(s.Groups[g.Name].Counters[k.counter])
+				sr.X, sr.Y = append(sr.X, s.TS), append(sr.Y, v)
+				yMax, xMax = math.Max(yMax, v), math.Max(xMax, s.TS)
 			}
-			lines = append(lines, l)
+			c.Series = append(c.Series, sr)
 		}
 	}
-	yMax *= 1.05
-	if err := shadeFaults(p, faultWindows(e), yMax); err != nil {
-		return "", false, err
-	}
-	for _, ln := range lines {
-		l, err := plotter.NewLine(ln.pts)
-		if err != nil {
-			return "", false, err
-		}
-		l.Color = ln.color
-		l.Width = vg.Points(1.5)
-		if ln.dash {
-			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		}
-		p.Add(l)
-		p.Legend.Add(ln.label, l)
-	}
-	p.Y.Min, p.Y.Max = 0, yMax
-	p.X.Min = 0
-	s, err := svg(p, 8.5*vg.Inch, 3*vg.Inch)
-	return s, true, err
+	c.Bands = runBands(e)
+	c.XMin, c.XMax, c.YMin, c.YMax = 0, math.Max(xMax, e.Run.End.Sub(e.Run.Start).Seconds()), 0, yMax*1.05
+	return c.render(), true, nil
 }
 
 // trendMetrics are plotted across runs.
@@ -324,24 +191,64 @@ var trendMetrics = []string{
 	"probe_latency.p99", "tool_call_latency.p99", "false_healthy_seconds",
 }
 
-// trendPlot draws one metric per group across runs (x: run number, oldest first).
+// trendTicks label each run on a trend's x axis: its number, and its labels when it has any
+// (release=v1.4.2), or its start time.
+func trendTicks(runs []Run) []tick {
+	ts := make([]tick, len(runs))
+	for i, r := range runs {
+		label := fmt.Sprintf("#%d", i+1)
+		if l := shortLabels(r.Export.Run.Labels); l != "" {
+			label += " " + l
+		}
+		ts[i] = tick{float64(i + 1), label}
+	}
+	return ts
+}
+
+// shortLabels are a run's label values (not keys), for a crowded axis: "v1.4.2 3f2a1c".
+func shortLabels(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += " "
+		}
+		s += labels[k]
+	}
+	if len(s) > 24 {
+		s = s[:23] + "…"
+	}
+	return s
+}
+
+// trendPlot draws one metric per group across runs (x: run number, oldest first). Only good
+// runs are drawn: a failed, interrupted or aborted run measured less than it was asked, so its
+// numbers would read as improvements; it is a marked band and a gap in the lines.
 func trendPlot(runs []Run, metric string) (string, error) {
-	m, err := results.ParseMetric(metric)
+	m, err := gate.ParseMetric(metric)
 	if err != nil {
 		return "", err
 	}
-	unit := m.Unit()
-	yLabel := "count"
-	scale := 1.0
+	yLabel, scale := "count", 1.0
 	switch {
-	case metric == "false_healthy_seconds":
-		yLabel, scale = "seconds", 1e6
-	case unit == results.UnitDuration:
+	case m.Unit() == gate.UnitSeconds:
+		yLabel = "seconds"
+	case m.Unit() == gate.UnitDuration:
 		yLabel, scale = "ms", 1000
-	case unit == results.UnitRatio:
+	case m.Unit() == gate.UnitRatio:
 		yLabel = "ratio"
 	}
-	p := newPlot(metric+" across runs", "run", yLabel)
+	c := &chart{Title: metric + " across runs", XLabel: "run", YLabel: yLabel, Width: 640, Height: 300, XTicks: trendTicks(runs)}
+	for _, r := range runs {
+		if len(r.Export.Run.Labels) > 0 {
+			c.XTickSlant, c.Height = true, 300+slantRoom
+			break
+		}
+	}
 	var names []string
 	seen := map[string]int{}
 	for _, r := range runs {
@@ -352,38 +259,42 @@ func trendPlot(runs []Run, metric string) (string, error) {
 			}
 		}
 	}
-	var ticks []plot.Tick
-	for i := range runs {
-		ticks = append(ticks, plot.Tick{Value: float64(i + 1), Label: fmt.Sprintf("#%d", i+1)})
+	yMax := 0.0
+	for i, r := range runs {
+		if !results.Good(r.Export) {
+			c.Bands = append(c.Bands, band{X0: float64(i+1) - 0.4, X1: float64(i+1) + 0.4, Fill: "rgba(200,30,30,.15)", Note: badWord(r.Export)})
+		}
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	for _, name := range names {
-		var pts plotter.XYs
+		sr := series{Label: name, Color: groupColor(seen[name]), Markers: true}
 		for i, r := range runs {
-			g := r.Export.Group(name)
-			if g == nil {
-				continue
+			v := math.NaN()
+			if g := r.Export.Group(name); g != nil && results.Good(r.Export) {
+				if x, ok := results.Value(m, g); ok {
+					v = x / scale
+					yMax = math.Max(yMax, v)
+				}
 			}
-			if v, ok := m.Value(g); ok {
-				pts = append(pts, plotter.XY{X: float64(i + 1), Y: v / scale})
-			}
+			sr.X, sr.Y = append(sr.X, float64(i+1)), append(sr.Y, v)
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		l, s, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return "", err
-		}
-		l.Color = groupColor(seen[name])
-		s.Color = groupColor(seen[name])
-		p.Add(l, s)
-		p.Legend.Add(name, l, s)
+		c.Series = append(c.Series, sr)
 	}
-	p.X.Min, p.X.Max = 0.5, float64(len(runs))+0.5
-	p.Y.Min = 0
-	if p.Y.Max <= 0 {
-		p.Y.Max = 1 // all zero: a flat line at the bottom, not in the middle of -1..1
+	if yMax <= 0 {
+		yMax = 1 // all zero: a flat line at the bottom
 	}
-	return svg(p, 5.2*vg.Inch, 2.6*vg.Inch)
+	c.XMin, c.XMax, c.YMin, c.YMax = 0.5, float64(len(runs))+0.5, 0, yMax*1.08
+	return c.render(), nil
+}
+
+// badWord names what went wrong with a run, in one word for a plot.
+func badWord(e *results.Export) string {
+	switch {
+	case e.Run.Error != "":
+		return "failed"
+	case e.Run.Aborted != "":
+		return "aborted"
+	case e.Run.Interrupted:
+		return "interrupted"
+	}
+	return ""
 }

@@ -2,21 +2,19 @@
 // works offline (no script, no stylesheet or font from the network). It shows each run's
 // thresholds, counters per group side by side, latency percentile curves (HdrHistogram style,
 // log scale), the session-state timeline with fault windows marked, and, given several runs,
-// trends across them. Plots are drawn by gonum/plot as inline SVG.
+// trends across them. It opens with the verdict (thresholds, regressions against the earlier
+// good runs, hazards found) before any detail. Plots are inline SVG written directly (svg.go).
 //
 // It reads exports only; it never runs anything.
 package report
 
 import (
-	"encoding/base64"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"html/template"
 	"io"
 	"sort"
-	"strings"
 	"time"
-
-	"codeberg.org/go-fonts/liberation/liberationsansregular"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -52,7 +50,7 @@ func Write(w io.Writer, runs []Run, opts Options) error {
 		Title:     opts.Title,
 		Generated: opts.Generated.UTC().Format(time.RFC3339),
 		Version:   opts.Version,
-		FontData:  template.URL("data:font/ttf;base64," + base64.StdEncoding.EncodeToString(liberationsansregular.TTF)),
+		Verdict:   verdictOf(runs),
 	}
 	workloads := map[string]bool{}
 	for i, r := range runs {
@@ -78,7 +76,7 @@ func Write(w io.Writer, runs []Run, opts Options) error {
 
 type pageData struct {
 	Title, Generated, Version string
-	FontData                  template.URL
+	Verdict                   verdict
 	Runs                      []runData
 	Trends                    []template.HTML
 	MixedWorkloads            bool
@@ -87,6 +85,7 @@ type pageData struct {
 type runData struct {
 	N                      int
 	File, Workload, Hash   string
+	Labels                 string
 	Start, Duration        string
 	Status                 string
 	Bad                    bool
@@ -143,20 +142,7 @@ func runView(n int, r Run, open bool) (runData, error) {
 		Start:    e.Run.Start.UTC().Format("2006-01-02 15:04:05Z"),
 		Duration: e.Run.End.Sub(e.Run.Start).Round(10 * time.Millisecond).String(),
 		Open:     open, Thresholds: e.Thresholds, Faults: faultWindows(e), Notes: e.Run.Notes,
-	}
-	var status []string
-	if e.Run.Interrupted {
-		status = append(status, "interrupted")
-	}
-	if e.Run.Aborted != "" {
-		status = append(status, "aborted: "+e.Run.Aborted)
-	}
-	if e.Run.Error != "" {
-		status = append(status, "error: "+e.Run.Error)
-	}
-	rd.Status = "completed"
-	if len(status) > 0 {
-		rd.Status, rd.Bad = strings.Join(status, "; "), true
+		Labels: results.FormatLabels(e.Run.Labels), Status: results.RunStatus(e), Bad: !results.Good(e),
 	}
 	switch {
 	case e.Run.Shard != nil:
@@ -174,13 +160,13 @@ func runView(n int, r Run, open bool) (runData, error) {
 	groups = append(groups, &e.Overall)
 	rd.Groups = append(rd.Groups, "overall")
 	for _, row := range counterRows {
-		m, err := results.ParseMetric(row.metric)
+		m, err := gate.ParseMetric(row.metric)
 		if err != nil {
 			return rd, err
 		}
 		tr := tableRow{Label: row.label}
 		for _, g := range groups {
-			v, _ := m.Value(g)
+			v, _ := results.Value(m, g)
 			tr.Values = append(tr.Values, m.Format(v))
 		}
 		rd.Counters = append(rd.Counters, tr)
@@ -193,7 +179,7 @@ func runView(n int, r Run, open bool) (runData, error) {
 				tr.Values = append(tr.Values, "–")
 				continue
 			}
-			d := func(us int64) string { m, _ := results.ParseMetric(h.String() + ".max"); return m.Format(float64(us)) }
+			d := func(us int64) string { m, _ := gate.ParseMetric(h.String() + ".max"); return m.Format(float64(us)) }
 			tr.Values = append(tr.Values, fmt.Sprintf("%s / %s / %s (%d)", d(hs.P50US), d(hs.P99US), d(hs.MaxUS), hs.Count))
 		}
 		rd.Latencies = append(rd.Latencies, tr)
@@ -232,7 +218,6 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-@font-face { font-family: "Liberation Sans"; src: url({{.FontData}}) format("truetype"); }
 body { font-family: "Liberation Sans", Arial, Helvetica, sans-serif; margin: 1.5rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1b1b; }
 h1 { font-size: 1.6rem; margin-bottom: .2rem; }
 h2 { font-size: 1.25rem; margin-top: 2rem; border-bottom: 1px solid #ccc; }
@@ -245,7 +230,10 @@ thead th { background: #f2f2f2; }
 .fail { color: #b3131b; font-weight: bold; }
 .muted { color: #666; font-size: .85rem; }
 .warn { background: #fff4d6; border: 1px solid #e8c66b; padding: .5rem .8rem; }
-svg.plot { max-width: 100%; height: auto; display: block; margin: .5rem 0 1rem; }
+svg.plot { max-width: 100%; height: auto; display: block; margin: .5rem 0 1rem; font-family: "Liberation Sans", Arial, Helvetica, sans-serif; }
+.verdict { border: 2px solid #17661b; padding: .6rem 1rem; margin: 1rem 0; }
+.verdict.bad { border-color: #b3131b; }
+.verdict h2 { margin-top: 0; border: none; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(28rem, 1fr)); gap: .5rem 1rem; }
 details > summary { cursor: pointer; font-size: 1.2rem; font-weight: bold; margin-top: 1.5rem; }
 code { font-size: .85rem; }
@@ -256,17 +244,28 @@ code { font-size: .85rem; }
 <p class="muted">{{len .Runs}} run{{if gt (len .Runs) 1}}s{{end}}. Generated {{.Generated}}{{if .Version}} by mcpchaos {{.Version}}{{end}}.</p>
 {{if .MixedWorkloads}}<p class="warn">These runs are of different workloads (or different versions of one workload file): their numbers measure different experiments.</p>{{end}}
 
+{{with .Verdict}}<section class="verdict{{if .Bad}} bad{{end}}">
+<h2>Verdict: <span class="{{if .Bad}}fail{{else}}pass{{end}}">{{.Headline}}</span></h2>
+<p>Latest run #{{.N}} <code>{{.File}}</code>{{if .Labels}} ({{.Labels}}){{end}}: {{.Status}}.</p>
+<ul>
+<li>Thresholds: {{if .ThresholdsTotal}}{{if .ThresholdsFailed}}<span class="fail">{{len .ThresholdsFailed}} of {{.ThresholdsTotal}} failed</span>{{range .ThresholdsFailed}}<br><code>{{.Expr}}</code>: actual {{.Actual}}{{end}}{{else}}<span class="pass">all {{.ThresholdsTotal}} passed</span>{{end}}{{else}}<span class="muted">the workload sets none</span>{{end}}</li>
+<li>Regressions: {{if .Baselines}}{{if .Regressions}}<span class="fail">{{len .Regressions}} against the {{.Baselines}} earlier good run{{if gt .Baselines 1}}s{{end}}</span>{{range .Regressions}}<br>{{.}}{{end}}{{else}}<span class="pass">none against the {{.Baselines}} earlier good run{{if gt .Baselines 1}}s{{end}}</span> (mcpchaos compare, default tolerances){{end}}{{else}}<span class="muted">no earlier good run of this workload to compare with</span>{{end}}</li>
+<li>Hazards found: {{if .Hazards}}{{range .Hazards}}<br><span class="{{if .Control}}muted{{else}}fail{{end}}">{{.Text}}</span>{{end}}{{else}}<span class="pass">none</span>{{end}}</li>
+{{if .NotGood}}<li>Runs that did not complete (not drawn in the trends, left out of the baseline): {{range .NotGood}}<br><span class="fail">{{.}}</span>{{end}}</li>{{end}}
+</ul>
+</section>{{end}}
+
 <h2>Runs</h2>
 <table>
 <thead><tr><th>#</th><th>file</th><th>workload</th><th>start (UTC)</th><th>duration</th><th>status</th><th>thresholds</th></tr></thead>
 <tbody>
-{{range .Runs}}<tr><td>{{.N}}</td><td><code>{{.File}}</code></td><td>{{.Workload}}{{if .Shards}} <span class="muted">({{.Shards}})</span>{{end}}</td><td>{{.Start}}</td><td>{{.Duration}}</td><td{{if .Bad}} class="fail"{{end}}>{{.Status}}</td><td>{{if .Thresholds}}{{if .Failed}}<span class="fail">{{.Failed}} failed</span>{{else}}<span class="pass">all {{.ThresholdsPass}} passed</span>{{end}}{{else}}<span class="muted">none</span>{{end}}</td></tr>
+{{range .Runs}}<tr><td>{{.N}}</td><td><code>{{.File}}</code>{{if .Labels}}<br><span class="muted">{{.Labels}}</span>{{end}}</td><td>{{.Workload}}{{if .Shards}} <span class="muted">({{.Shards}})</span>{{end}}</td><td>{{.Start}}</td><td>{{.Duration}}</td><td{{if .Bad}} class="fail"{{end}}>{{.Status}}</td><td>{{if .Thresholds}}{{if .Failed}}<span class="fail">{{.Failed}} failed</span>{{else}}<span class="pass">all {{.ThresholdsPass}} passed</span>{{end}}{{else}}<span class="muted">none</span>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 
 {{if .Trends}}
 <h2>Trends across runs</h2>
-<p class="muted">One point per run, oldest (#1) first; one line per client group.</p>
+<p class="muted">One point per run, oldest (#1) first, labelled with the run's labels; one line per client group. A run that failed, was interrupted or aborted is a red band and a gap: its numbers are not drawn.</p>
 <div class="grid">
 {{range .Trends}}<div>{{.}}</div>
 {{end}}</div>
@@ -275,7 +274,7 @@ code { font-size: .85rem; }
 {{range .Runs}}
 <details{{if .Open}} open{{end}}>
 <summary>Run #{{.N}}: {{.Workload}}, {{.Start}}</summary>
-<p class="muted"><code>{{.File}}</code> · workload hash <code>{{.Hash}}</code> · {{.Duration}} · {{.Status}}{{if .Shards}} · {{.Shards}}{{end}}</p>
+<p class="muted"><code>{{.File}}</code>{{if .Labels}} · {{.Labels}}{{end}} · workload hash <code>{{.Hash}}</code> · {{.Duration}} · {{.Status}}{{if .Shards}} · {{.Shards}}{{end}}</p>
 
 {{if .Notes}}<ul class="muted">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
@@ -308,7 +307,7 @@ code { font-size: .85rem; }
 {{end}}{{if .EmptyHists}}<p class="muted">No samples: {{range $i, $h := .EmptyHists}}{{if $i}}, {{end}}{{$h}}{{end}}.</p>{{end}}
 </details>
 {{end}}
-<p class="muted">Written by mcpchaos report. This file is self-contained: it loads nothing from the network.</p>
+<p class="muted">Written by mcpchaos report. This file is self-contained: it loads nothing from the network. Every number is defined in docs/metrics.md of the mcpchaos repository.</p>
 </body>
 </html>
 `))

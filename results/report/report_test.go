@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -86,15 +87,71 @@ func TestReportIsSelfContained(t *testing.T) {
 		"99.9%", // the percentile axis
 		"No samples: reconnect_latency, detection_delay",
 		`<code>probe.misattributed_errors == 0</code></td><td>3</td><td><span class="fail">FAIL`,
-		"font/ttf;base64,",
-		"Run #1: demo, 2026-01-02 03:04:05Z", // oldest first
+		"Verdict: <span class=\"fail\">FAIL: 1 threshold failed", // the verdict first
+		"Run #1: demo, 2026-01-02 03:04:05Z",                     // oldest first
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
-	if i, j := strings.Index(html, "<code>a.json</code>"), strings.Index(html, "<code>b.json</code>"); i < 0 || j < i {
+	runsTable := html[strings.Index(html, "<h2>Runs</h2>"):]
+	if i, j := strings.Index(runsTable, "<code>a.json</code>"), strings.Index(runsTable, "<code>b.json</code>"); i < 0 || j < i {
 		t.Error("runs are not oldest first")
+	}
+	if v, d := strings.Index(html, "Verdict:"), strings.Index(html, "<h2>Runs</h2>"); v < 0 || v > d {
+		t.Error("the verdict does not open the report")
+	}
+}
+
+// A history with a failed and an interrupted run: they are marked, never drawn as zeros; the
+// trend axis carries the runs' labels; phases are bands; the verdict names what is wrong.
+func TestReportHistoryWithBadRuns(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var runs []Run
+	for i := range 5 {
+		e := export(t, uint64(i), start.Add(time.Duration(i)*time.Hour))
+		e.Thresholds = nil
+		e.Run.Labels = map[string]string{"release": fmt.Sprintf("v1.%d", i)}
+		e.Phases = []results.PhaseAt{{Phase: "active", StartS: 0, EndS: 1}, {Phase: "quiet", StartS: 1, EndS: 7.5}, {Phase: "after-ttl", StartS: 7.5, EndS: 10}}
+		runs = append(runs, Run{File: fmt.Sprintf("r%d.json", i), Export: e})
+	}
+	failed, interrupted := runs[2].Export, runs[3].Export
+	failed.Run.Error = "could not start: connection refused"
+	for gi := range failed.Groups {
+		failed.Groups[gi].Counters = map[string]int64{} // every counter 0, as such a run's export says
+	}
+	interrupted.Run.Interrupted = true
+	var buf bytes.Buffer
+	if err := Write(&buf, runs, Options{Generated: start}); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{
+		"#3 r2.json: error: could not start: connection refused",
+		"#4 r3.json: interrupted",
+		">failed</text>", ">interrupted</text>", // marked in the trends
+		"#2 v1.1", // labels on the trend axis
+		"release=v1.4",
+		">quiet</text>", ">after-ttl</text>", // phase bands
+		"against the 2 earlier good runs", // r2 and r3 are no baseline
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	// The failed run's zeros are not drawn: every trend line breaks at run #3 and #4 (x of run
+	// n is at a fixed position), so no polyline point sits at those x positions.
+	c := &chart{Width: 640, XMin: 0.5, XMax: 5.5}
+	for _, n := range []float64{3, 4} {
+		x := f1(c.xPos(n)) + ","
+		for _, pl := range regexp.MustCompile(`points="[^"]*"`).FindAllString(html, -1) {
+			if strings.Contains(pl, " "+x) || strings.Contains(pl, `"`+x) {
+				if strings.Contains(html, "across runs") {
+					t.Errorf("run #%v drawn in a trend line: %s", n, pl)
+					break
+				}
+			}
+		}
 	}
 }
 

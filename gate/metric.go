@@ -1,4 +1,11 @@
-package results
+// Package gate is the vocabulary of a release gate: the names of the numbers a run measures
+// (Metric: counters, errors, ratios, histogram statistics, with their units), the thresholds a
+// workload sets on them, and the tolerances compare judges changes by; and the did-you-mean of
+// every "unknown name" message. Workloads parse thresholds with it, results judges exports by
+// it: both import it, it imports neither (only metrics, for the counter and histogram names).
+//
+// It reads no file and holds no state: it is names, parsing and rules.
+package gate
 
 import (
 	"fmt"
@@ -18,16 +25,17 @@ const (
 	UnitCount    Unit = "count"
 	UnitRatio    Unit = "ratio"
 	UnitDuration Unit = "us"
+	UnitSeconds  Unit = "s" // false_healthy_seconds: the name says seconds, so does the value
 )
 
 // Metric names one number of a group's export, in the one vocabulary that thresholds, the CSV
 // export, compare and the report share:
 //
 //	clients                    the group's client count
-//	<counter>                  a counter of MISSION.md, e.g. misattributed_errors
+//	<counter>                  a counter (docs/metrics.md), e.g. misattributed_errors
 //	errors, errors.<kind>      transport errors: all, or of one kind (connect, timeout, ...)
 //	retry_amplification        dead_session_requests / sessions_dead
-//	false_healthy_seconds      a duration (seconds in the export, µs here)
+//	false_healthy_seconds      a duration in seconds (unit "s"), as its name says
 //	<histogram>.<stat>         stat: count, min, max, mean, or a percentile p50, p90, p95, p99,
 //	                           p999 (99.9), p99.9, p9999 (99.99), ...
 type Metric struct {
@@ -133,7 +141,7 @@ func (m Metric) Unit() Unit {
 	case kindRetryAmplification:
 		return UnitRatio
 	case kindFalseHealthy:
-		return UnitDuration
+		return UnitSeconds
 	case kindHist:
 		if m.stat == "count" {
 			return UnitCount
@@ -153,6 +161,22 @@ func (m Metric) Monotonic() bool {
 	return false
 }
 
+// Counting reports whether the metric counts what happened (a counter, errors, retry
+// amplification, false-healthy time) rather than timing it or sizing the group.
+func (m Metric) Counting() bool {
+	switch m.kind {
+	case kindCounter, kindErrors, kindRetryAmplification, kindFalseHealthy:
+		return true
+	}
+	return false
+}
+
+// Interval reports whether compare judges the metric by a confidence interval from its
+// histogram: percentiles (below the 100th) and the mean.
+func (m Metric) Interval() bool {
+	return m.kind == kindHist && (m.stat == "mean" || (m.stat == "p" && m.pct < 100))
+}
+
 // MinSamples is how many samples a histogram statistic needs before a change in it means more
 // than noise: ten beyond the percentile's tail (p50: 20, p90: 100, p99: 1000, p99.9: 10000),
 // 20 for the mean; 0 for metrics that are not histogram statistics, and for count, min and max.
@@ -167,79 +191,48 @@ func (m Metric) MinSamples() int64 {
 		if m.pct >= 100 {
 			return 0
 		}
-		return int64(math.Ceil(10 / (1 - m.pct/100)))
+		return int64(math.Ceil(10/(1-m.pct/100) - 1e-6)) // 10/0.001 is 10000.000000000002
 	}
 	return 0
 }
 
-// Samples is how many samples the histogram behind the metric holds in g (0 for metrics that
-// are not histogram statistics).
-func (m Metric) Samples(g *Group) int64 {
-	if m.kind != kindHist {
-		return 0
-	}
-	return g.Histograms[m.key].Count
-}
+// Kind is what a metric reads: the client count, a counter, errors, retry amplification,
+// false-healthy time, or a histogram statistic.
+type Kind int
 
-// Value reads the metric from a group's export. ok is false when the metric has no value: a
-// histogram statistic of an empty histogram (count is always defined).
-func (m Metric) Value(g *Group) (v float64, ok bool) {
-	switch m.kind {
-	case kindClients:
-		return float64(g.Clients), true
-	case kindCounter:
-		return float64(g.Counters[m.key]), true
-	case kindErrors:
-		if m.key != "" {
-			return float64(g.Errors[m.key]), true
-		}
-		var n int64
-		for _, c := range g.Errors {
-			n += c
-		}
-		return float64(n), true
-	case kindRetryAmplification:
-		return g.RetryAmplification, true
-	case kindFalseHealthy:
-		return g.FalseHealthySeconds * 1e6, true
-	case kindHist:
-		h, present := g.Histograms[m.key]
-		if m.stat == "count" {
-			return float64(h.Count), true
-		}
-		if !present || h.Count == 0 {
-			return 0, false
-		}
-		switch m.stat {
-		case "min":
-			return float64(h.MinUS), true
-		case "max":
-			return float64(h.MaxUS), true
-		case "mean":
-			if hh, err := h.Decoded(); err == nil {
-				return hh.Mean(), true
-			}
-			return h.MeanUS, true
-		}
-		if v, known := h.quantile(m.pct); known {
-			return float64(v), true
-		}
-		hh, err := h.Decoded()
-		if err != nil {
-			return 0, false
-		}
-		return float64(hh.ValueAtQuantile(m.pct)), true
-	}
-	return 0, false
-}
+const (
+	KindClients            Kind = Kind(kindClients)
+	KindCounter            Kind = Kind(kindCounter)
+	KindErrors             Kind = Kind(kindErrors)
+	KindRetryAmplification Kind = Kind(kindRetryAmplification)
+	KindFalseHealthy       Kind = Kind(kindFalseHealthy)
+	KindHist               Kind = Kind(kindHist)
+)
+
+// Kind is what the metric reads.
+func (m Metric) Kind() Kind { return Kind(m.kind) }
+
+// Key is the counter, the error kind ("" for every kind) or the histogram the metric reads.
+func (m Metric) Key() string { return m.key }
+
+// Stat is a histogram metric's statistic: "count", "min", "max", "mean", or "p" for a
+// percentile (Percentile says which).
+func (m Metric) Stat() string { return m.stat }
+
+// Percentile is the percentile (0..100) of a metric whose Stat is "p".
+func (m Metric) Percentile() float64 { return m.pct }
 
 // Format writes a value of the metric for people: counts as integers, durations with a unit.
-func (m Metric) Format(v float64) string { return formatValue(m.Unit(), v) }
+func (m Metric) Format(v float64) string { return FormatValue(m.Unit(), v) }
 
-func formatValue(u Unit, v float64) string {
+// FormatValue writes a value in unit u for people: counts as integers, ratios with two
+// decimals, durations with a unit (850µs, 12.4ms, 3.25s).
+func FormatValue(u Unit, v float64) string {
 	switch u {
 	case UnitDuration:
 		return fmtDuration(v)
+	case UnitSeconds:
+		return fmtDuration(v * 1e6)
 	case UnitRatio:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	}
@@ -322,6 +315,9 @@ func histNames() []string {
 	}
 	return s
 }
+
+// ErrorKinds lists the error kinds, in order.
+func ErrorKinds() []string { return errorKinds() }
 
 func errorKinds() []string {
 	var s []string

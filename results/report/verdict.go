@@ -1,0 +1,141 @@
+package report
+
+import (
+	"fmt"
+	"github.com/mcpchaos/mcpchaos/gate"
+	"slices"
+	"strings"
+
+	"github.com/mcpchaos/mcpchaos/results"
+)
+
+// verdict is what the report says first: how the latest run did against its thresholds, the
+// earlier good runs of its workload, and the hazards it found.
+type verdict struct {
+	Bad                  bool
+	Headline             string
+	N                    int
+	File, Labels, Status string
+	ThresholdsTotal      int
+	ThresholdsFailed     []results.ThresholdResult
+	Baselines            int
+	Regressions          []string
+	Hazards              []hazard
+	NotGood              []string
+}
+
+type hazard struct {
+	Text    string
+	Control bool // found in a control group, which is there to show it
+}
+
+// baselineRuns is how many earlier good runs the verdict compares the latest with.
+const baselineRuns = 5
+
+// hazardCounters are the counters that say a hazard happened, with how to say it.
+var hazardCounters = []struct{ counter, words string }{
+	{"misattributed_errors", "misattributed errors"},
+	{"stale_events_applied", "stale events applied"},
+	{"reinit_collisions", "re-init collisions"},
+	{"retries_against_dead", "retries against dead sessions"},
+}
+
+// verdictOf judges the latest of runs (sorted oldest first).
+func verdictOf(runs []Run) verdict {
+	n := len(runs)
+	last := runs[n-1]
+	e := last.Export
+	v := verdict{N: n, File: last.File, Labels: results.FormatLabels(e.Run.Labels), Status: results.RunStatus(e),
+		ThresholdsTotal: len(e.Thresholds)}
+	for _, t := range e.Thresholds {
+		if !t.Pass {
+			v.ThresholdsFailed = append(v.ThresholdsFailed, t)
+		}
+	}
+	var bases []results.Part
+	for i := n - 2; i >= 0 && len(bases) < baselineRuns; i-- {
+		r := runs[i]
+		if results.Good(r.Export) && results.Comparable(results.Part{File: r.File, Export: r.Export}, results.Part{File: last.File, Export: e}) == nil {
+			bases = append(bases, results.Part{File: r.File, Export: r.Export})
+		}
+	}
+	for i, r := range runs {
+		if !results.Good(r.Export) {
+			v.NotGood = append(v.NotGood, fmt.Sprintf("#%d %s: %s", i+1, r.File, results.RunStatus(r.Export)))
+		}
+	}
+	if len(bases) > 0 && results.Good(e) {
+		v.Baselines = len(bases)
+		c := results.CompareBaseline(bases, results.Part{File: last.File, Export: e}, gate.DefaultTolerances())
+		for _, r := range c.Rows {
+			if r.Verdict == results.VerdictRegressed {
+				v.Regressions = append(v.Regressions, regressionText(r))
+			}
+		}
+	}
+	v.Hazards = hazardsOf(e)
+	var why []string
+	if !results.Good(e) {
+		why = append(why, "the latest run did not complete")
+	}
+	if k := len(v.ThresholdsFailed); k > 0 {
+		why = append(why, fmt.Sprintf("%d threshold%s failed", k, plural(k)))
+	}
+	if k := len(v.Regressions); k > 0 {
+		why = append(why, fmt.Sprintf("%d regression%s", k, plural(k)))
+	}
+	for _, h := range v.Hazards {
+		if !h.Control {
+			why = append(why, "hazards found outside control groups")
+			break
+		}
+	}
+	v.Bad = len(why) > 0
+	v.Headline = "pass"
+	if v.Bad {
+		v.Headline = "FAIL: " + strings.Join(why, ", ")
+	}
+	return v
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func regressionText(r results.Row) string {
+	s := fmt.Sprintf("%s %s", r.Group, r.Metric)
+	m, err := gate.ParseMetric(r.Metric)
+	if err == nil && r.Base != nil && r.Current != nil {
+		s += fmt.Sprintf(": %s → %s", m.Format(*r.Base), m.Format(*r.Current))
+	}
+	if r.Note != "" {
+		s += " (" + r.Note + ")"
+	}
+	return s
+}
+
+// hazardsOf lists, per group, the hazard counters that are not zero.
+func hazardsOf(e *results.Export) []hazard {
+	var hs []hazard
+	for _, g := range e.Groups {
+		var parts []string
+		for _, hc := range hazardCounters {
+			if n := g.Counters[hc.counter]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, hc.words))
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		control := slices.Contains(results.ControlPolicies, g.Policy)
+		who := fmt.Sprintf("group %s (policy %s)", g.Name, g.Policy)
+		if control {
+			who += ", a control: the fault reached the server's weak spot"
+		}
+		hs = append(hs, hazard{Text: who + ": " + strings.Join(parts, ", "), Control: control})
+	}
+	return hs
+}
