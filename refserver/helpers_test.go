@@ -1,3 +1,6 @@
+// Over 400 lines on purpose: the one raw-HTTP client (requests, answers, SSE streams) that
+// every test of the reference server speaks the wire with, kept in one place.
+
 package refserver
 
 import (
