@@ -347,15 +347,3 @@ func (s *Snapshot) Merge(o *Snapshot) {
 		s.Hists[h].Merge(o.Hists[h])
 	}
 }
-
-// Group and NewGroup are Recorder's and NewRecorder's old names, kept only while results'
-// tests still use them; "group" alone means a
-// workload's client group (workloads.GroupSpec) or its exported numbers (results.Group).
-//
-// Deprecated: use Recorder and NewRecorder.
-type Group = Recorder
-
-// NewGroup is NewRecorder's old name.
-//
-// Deprecated: use NewRecorder.
-func NewGroup(name, policy string, clients int) *Recorder { return NewRecorder(name, policy, clients) }

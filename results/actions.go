@@ -16,6 +16,8 @@ type ActionAt struct {
 	Output          string `json:"output,omitempty"`
 	OutputTruncated bool   `json:"output_truncated,omitempty"`
 	Error           string `json:"error,omitempty"`
+	// Shard is the shard that carried it out, in a merged export.
+	Shard *int `json:"shard,omitempty"`
 }
 
 // Topology is the reference server's shape in a run with replicas, and how

@@ -108,6 +108,7 @@ func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) 
 
 // MergedShard records one shard that went into a merged export.
 type MergedShard struct {
+	ID          string    `json:"id,omitempty"` // the shard's own run id (v2)
 	Index       int       `json:"index"`
 	Count       int       `json:"count"`
 	File        string    `json:"file"`

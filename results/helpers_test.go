@@ -23,7 +23,7 @@ func sampleSlower(t testing.TB, seed uint64, scale int64, slower float64) *Expor
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	var snaps []*metrics.Snapshot
 	for _, g := range []struct{ name, policy string }{{"naive", "naive"}, {"probe", "probe"}} {
-		rec := metrics.NewGroup(g.name, g.policy, 25)
+		rec := metrics.NewRecorder(g.name, g.policy, 25)
 		for _, c := range metrics.Counters() {
 			rec.Add(c, scale*int64(1+rng.IntN(20)))
 		}

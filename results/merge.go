@@ -97,6 +97,11 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 	e.Faults = mergeFaults(parts, e.Run.Start)
 	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
+	e.Actions = mergeActions(parts, e.Run.Start)
+	var note string
+	if e.Topology, note = mergeTopology(parts); note != "" {
+		e.Run.Notes = append(e.Run.Notes, note)
+	}
 
 	var exprs []ThresholdResult
 	aborted := map[string]bool{}
@@ -160,11 +165,12 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ", ")
 }
 
-// sumGroups adds groups up: clients, counters, errors and false-healthy time summed,
-// histograms merged bucket by bucket, retry amplification recomputed from the sums.
+// mergeRun is the merged run's metadata: the earliest start and latest end, every shard's
+// notes, labels and proxies, their problems by shard, and each shard's record in MergedShards.
 func mergeRun(parts []Part) Run {
 	f := parts[0].Export.Run
 	r := Run{
+		ID:             mergeRunID(parts),
 		Tool:           f.Tool,
 		ToolVersion:    f.ToolVersion,
 		Workload:       f.Workload,
@@ -177,7 +183,7 @@ func mergeRun(parts []Part) Run {
 		Generation:     f.Generation,
 	}
 	seenNote := map[string]bool{}
-	var aborted, errs []string
+	var aborted, errs, labelsDiffer, protocols []string
 	for _, p := range parts {
 		s := p.Export.Run
 		if s.Start.Before(r.Start) {
@@ -208,14 +214,18 @@ func mergeRun(parts []Part) Run {
 				}
 			}
 		}
-		for k, v := range s.Labels { // the shards of one run carry the same labels; a shard's own are kept too
-			if r.Labels == nil {
-				r.Labels = map[string]string{}
+		// The shards of one run carry the same labels; a shard's own are kept too, and a label
+		// the shards disagree on keeps every value and is noted. Each shard has its own proxies.
+		var differ []string
+		r.Labels, differ = mergeStrings(r.Labels, s.Labels)
+		for _, k := range differ {
+			if !slices.Contains(labelsDiffer, k) {
+				labelsDiffer = append(labelsDiffer, k)
 			}
-			if old, ok := r.Labels[k]; ok && old != v {
-				v = old + "," + v
-			}
-			r.Labels[k] = v
+		}
+		r.Proxies, _ = mergeStrings(r.Proxies, s.Proxies)
+		if s.NegotiatedProtocol != "" && s.NegotiatedProtocol != r.NegotiatedProtocol && !slices.Contains(protocols, s.NegotiatedProtocol) {
+			protocols = append(protocols, s.NegotiatedProtocol)
 		}
 		r.Interrupted = r.Interrupted || s.Interrupted
 		r.DetectionDelayEstimated = r.DetectionDelayEstimated || s.DetectionDelayEstimated
@@ -226,16 +236,16 @@ func mergeRun(parts []Part) Run {
 			errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard.Index, s.Error))
 		}
 		r.MergedShards = append(r.MergedShards, MergedShard{
-			Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
+			ID: s.ID, Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
 			Start: s.Start, End: s.End, Interrupted: s.Interrupted, Aborted: s.Aborted, Error: s.Error,
 		})
 	}
+	r.Notes = append(r.Notes, differNotes(labelsDiffer, r.NegotiatedProtocol, protocols)...)
 	r.Aborted = strings.Join(aborted, "; ")
 	r.Error = strings.Join(errs, "; ")
 	return r
 }
 
-// mergeFaults lists every shard's fault log, with times moved to the merged run's clock.
 // mergePhases are the phases of the shard that started first, on the merged clock: shards
 // start together (--start-at) and follow one plan, so their phases agree to within their start.
 func mergePhases(parts []Part, start time.Time) []PhaseAt {
@@ -258,6 +268,7 @@ func mergePhases(parts []Part, start time.Time) []PhaseAt {
 	return out
 }
 
+// mergeFaults lists every shard's fault log, with times moved to the merged run's clock.
 func mergeFaults(parts []Part, start time.Time) []FaultAt {
 	var out []FaultAt
 	for _, p := range parts {

@@ -1,13 +1,18 @@
+// This file is over 400 lines: it holds merge's tests with their shared shard fixtures
+// (shards, fullShards), which are easier to trust in one place.
 package results
 
 import (
 	"errors"
-	"github.com/mcpchaos/mcpchaos/gate"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -21,15 +26,15 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	run := Run{Tool: "mcpchaos", ToolVersion: "test", Workload: "w", WorkloadHash: "sha256:abc", Target: "builtin",
 		Start: start, End: start.Add(10 * time.Second), PlannedSeconds: 10}
-	whole := make([]*metrics.Group, len(groups))
+	whole := make([]*metrics.Recorder, len(groups))
 	for i, g := range groups {
-		whole[i] = metrics.NewGroup(g, g, 0)
+		whole[i] = metrics.NewRecorder(g, g, 0)
 	}
 	var parts []Part
 	for s := range n {
 		var snaps []*metrics.Snapshot
 		for gi, g := range groups {
-			rec := metrics.NewGroup(g, g, 10+s)
+			rec := metrics.NewRecorder(g, g, 10+s)
 			whole[gi].Clients += 10 + s
 			for _, c := range metrics.Counters() {
 				k := int64(rng.IntN(1000))
@@ -251,5 +256,165 @@ func TestSampleInterval(t *testing.T) {
 		if got := SampleInterval(tc.planned); got != tc.want {
 			t.Errorf("SampleInterval(%s) = %s, want %s", tc.planned, got, tc.want)
 		}
+	}
+}
+
+// fullShards are two shards' exports with every field of Export set somewhere, as a release-day
+// run against the reference server's replicas writes them.
+func fullShards(t *testing.T) []Part {
+	t.Helper()
+	parts, _ := shards(t, 2, 10)
+	one := 1
+	for i, p := range parts {
+		e, r := p.Export, &p.Export.Run
+		at := r.Start.Add(-time.Second)
+		r.ID = fmt.Sprintf("0000000%d", i)
+		r.WorkloadSource = "builtin:w"
+		r.NegotiatedProtocol = "2025-06-18"
+		r.Proxies = map[string]string{"naive": fmt.Sprintf("127.0.0.1:2000%d", i)}
+		r.Labels["commit"] = fmt.Sprintf("abc%d", i)
+		r.Shard.StartAt, r.Shard.LateS = &at, 0.5
+		r.Interrupted, r.Aborted = i == 1, map[bool]string{true: "overall.drops < 1 failed"}[i == 1]
+		r.DetectionDelayEstimated, r.Error = i == 0, map[bool]string{true: "a shard's error"}[i == 0]
+		e.Faults[0].Error = map[bool]string{true: "toxiproxy refused"}[i == 1]
+		e.Thresholds = append(e.Thresholds,
+			ThresholdResult{Expr: "overall.sessions_started > 0", AbortOnFail: true, AbortedRun: i == 1, Unit: gate.UnitCount},
+			ThresholdResult{Expr: "nosuch.drops < 1", Unit: gate.UnitCount})
+		e.Timeline.Samples[3].Groups["naive"] = GroupSample{States: map[string]int64{"live": 10}, Errors: map[string]int64{"http_404": 1}}
+		e.Actions = []ActionAt{
+			{Action: "deploy", Kind: "restart", StartedAtS: 2, EndedAtS: 3, Detail: "replica 1 of 2"},
+			{Action: "script", Kind: "exec", StartedAtS: 1 + float64(i), EndedAtS: 4, Command: []string{"./deploy.sh"},
+				ExitStatus: &one, Output: "deploying", OutputTruncated: true, Error: "exit status 1"},
+		}
+		e.Topology = &Topology{Replicas: 2, Routing: "session", EventLog: "shared", LogErrors: int64(i + 1), Deaths: []DeathsBy{
+			{Cause: "restart", Fault: "deploy", Replica: 1, Sessions: 5 + i},
+			{Cause: "ttl", Replica: 0, Sessions: 2},
+		}}
+		parts[i].Export = roundTrip(t, e)
+	}
+	return parts
+}
+
+// zeroFields walks v and returns the fields (paths like "Actions[].Shard") that are zero
+// everywhere in it: a field merge forgot, or one the fixture above does not set yet. A slice
+// or map counts as set when it is not empty; their elements are walked too.
+func zeroFields(v reflect.Value) []string {
+	all, set := map[string]bool{}, map[string]bool{}
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), path)
+			}
+		case reflect.Struct:
+			if v.Type() == reflect.TypeFor[time.Time]() {
+				return
+			}
+			for i := range v.NumField() {
+				f := v.Type().Field(i)
+				if !f.IsExported() {
+					continue
+				}
+				p := strings.TrimPrefix(path+"."+f.Name, ".")
+				all[p] = true
+				if !v.Field(i).IsZero() && (v.Field(i).Kind() != reflect.Slice && v.Field(i).Kind() != reflect.Map || v.Field(i).Len() > 0) {
+					set[p] = true
+				}
+				walk(v.Field(i), p)
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i), path+"[]")
+			}
+		case reflect.Map:
+			for it := v.MapRange(); it.Next(); {
+				walk(it.Value(), path+"{}")
+			}
+		}
+	}
+	walk(v, "")
+	var zero []string
+	for p := range all {
+		if !set[p] {
+			zero = append(zero, p)
+		}
+	}
+	slices.Sort(zero)
+	return zero
+}
+
+// Every field of the shards' exports survives the merge: a field added to Export (or Run, or
+// anything under them) that Merge does not carry over fails here until it does.
+func TestMergeKeepsEveryField(t *testing.T) {
+	parts := fullShards(t)
+	m, err := Merge(parts, MergeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = roundTrip(t, m)
+	// A merge is not a shard (MergedShards records them), and its overall numbers span
+	// policies naive and probe, so they have none.
+	if zero := zeroFields(reflect.ValueOf(m)); !slices.Equal(zero, []string{"Overall.Policy", "Run.Shard"}) {
+		t.Errorf("the merge dropped %v", zero)
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"actions in start order, on the merged clock", actionTimes(m.Actions), []string{"0:1.0", "0:2.0", "1:2.3", "1:2.3"}},
+		{"topology shape", fmt.Sprintf("%d %s %s", m.Topology.Replicas, m.Topology.Routing, m.Topology.EventLog), "2 session shared"},
+		{"deaths summed by cause, fault and replica", m.Topology.Deaths, []DeathsBy{{"restart", "deploy", 1, 11}, {"ttl", "", 0, 4}}},
+		{"event-log errors summed", m.Topology.LogErrors, int64(3)},
+		{"run id derived from the shards'", len(m.Run.ID) == 8 && m.Run.ID != "00000000", true},
+		{"each shard's id", []string{m.Run.MergedShards[0].ID, m.Run.MergedShards[1].ID}, []string{"00000000", "00000001"}},
+		{"the same label kept once", m.Run.Labels["release"], "v1.4.2"},
+		{"a label the shards disagree on keeps both", m.Run.Labels["commit"], "abc0,abc1"},
+		{"proxies of both shards", m.Run.Proxies["naive"], "127.0.0.1:20000,127.0.0.1:20001"},
+		{"phases", len(m.Phases), 2},
+		{"interrupted, aborted, error", fmt.Sprint(m.Run.Interrupted, m.Run.Aborted != "", m.Run.Error != ""), "true true true"},
+		{"thresholds", len(m.Thresholds), 3},
+		{"aborted threshold", m.Thresholds[1].AbortedRun && m.Thresholds[1].AbortOnFail, true},
+		{"labels' difference noted", slices.ContainsFunc(m.Run.Notes, func(n string) bool { return strings.Contains(n, "labels differ (commit)") }), true},
+		{"same topology not noted", slices.ContainsFunc(m.Run.Notes, func(n string) bool { return strings.Contains(n, "reference servers differ") }), false},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func actionTimes(as []ActionAt) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, fmt.Sprintf("%d:%.1f", *a.Shard, a.StartedAtS))
+	}
+	return out
+}
+
+// Shards whose reference servers differ (or some of which had none) merge, saying so.
+func TestMergeTopologyDiffers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Topology) *Topology
+		want string
+	}{
+		{"replicas", func(t *Topology) *Topology { t.Replicas = 3; return t }, "2 replicas, routing session, event log shared; 3 replicas"},
+		{"one without", func(*Topology) *Topology { return nil }, "event log shared; none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parts := fullShards(t)
+			parts[1].Export.Topology = tc.edit(parts[1].Export.Topology)
+			m, err := Merge(parts, MergeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Topology == nil || m.Topology.Replicas != 2 {
+				t.Errorf("topology %+v, want the first shard's", m.Topology)
+			}
+			if !slices.ContainsFunc(m.Run.Notes, func(n string) bool { return strings.Contains(n, tc.want) }) {
+				t.Errorf("notes %q, want one saying the reference servers differ (%q)", m.Run.Notes, tc.want)
+			}
+		})
 	}
 }

@@ -18,7 +18,7 @@ func export(t *testing.T, seed uint64, start time.Time) *results.Export {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var snaps []*metrics.Snapshot
 	for _, g := range []string{"naive", "probe"} {
-		rec := metrics.NewGroup(g, g, 25)
+		rec := metrics.NewRecorder(g, g, 25)
 		for _, c := range metrics.Counters() {
 			rec.Add(c, int64(rng.IntN(50)))
 		}
