@@ -118,6 +118,9 @@ type MergedShard struct {
 	Interrupted bool      `json:"interrupted"`
 	Aborted     string    `json:"aborted,omitempty"`
 	Error       string    `json:"error,omitempty"`
+	// StartAt and LateS are the shard's (Shard): a merge is no shard, so they are kept here (v2).
+	StartAt *time.Time `json:"start_at,omitempty"`
+	LateS   float64    `json:"late_s,omitempty"`
 }
 
 // FaultAt records when a fault was really applied and removed on a group's proxy.

@@ -238,6 +238,7 @@ func mergeRun(parts []Part) Run {
 		r.MergedShards = append(r.MergedShards, MergedShard{
 			ID: s.ID, Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
 			Start: s.Start, End: s.End, Interrupted: s.Interrupted, Aborted: s.Aborted, Error: s.Error,
+			StartAt: s.Shard.StartAt, LateS: s.Shard.LateS,
 		})
 	}
 	r.Notes = append(r.Notes, differNotes(labelsDiffer, r.NegotiatedProtocol, protocols)...)
