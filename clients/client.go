@@ -167,14 +167,18 @@ func (c *Client) countDeath(h *held) {
 	}
 }
 
-// apply applies n server events of h to client state; applied events of an already dead
-// session are stale.
-func (c *Client) apply(h *held, n int) {
+// apply applies n server events of h, read on a stream opened at opened, to client state.
+// They are stale when the stream was opened after the session had died: a replay (or a
+// reconnect) that the server answered from its log for a dead session, the seed's trap. An
+// event sent on a stream opened while the session lived, and read in the instant after its
+// death (a replica that drains while it restarts), was not replayed: the client could not
+// have known, and MISSION counts only replayed events as stale.
+func (c *Client) apply(h *held, n int, opened time.Time) {
 	if n == 0 {
 		return
 	}
 	c.f.rec.Add(metrics.EventsApplied, int64(n))
-	if _, dead := c.f.truth.DeadSince(h.s.ID); dead {
+	if since, dead := c.f.truth.DeadSince(h.s.ID); dead && !since.After(opened) {
 		c.f.rec.Add(metrics.StaleEventsApplied, int64(n))
 	}
 }

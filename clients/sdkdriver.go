@@ -275,7 +275,7 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.account(h, sent, status, false)
 	}
 	if stream && status == http.StatusOK {
-		resp.Body = &sdkStreamBody{ReadCloser: resp.Body, c: c, h: h}
+		resp.Body = &sdkStreamBody{ReadCloser: resp.Body, c: c, h: h, opened: time.Now()}
 	}
 	return resp, err
 }
@@ -303,6 +303,7 @@ type sdkStreamBody struct {
 	atStart bool // at the start of a line
 	line    []byte
 	once    sync.Once
+	opened  time.Time // when the stream's response came (see Client.apply)
 }
 
 func (b *sdkStreamBody) Read(p []byte) (int, error) {
@@ -325,7 +326,7 @@ func (b *sdkStreamBody) Read(p []byte) (int, error) {
 func (b *sdkStreamBody) endLine() {
 	switch {
 	case len(b.line) == 0 && b.hasData: // blank line: the event is complete
-		b.c.apply(b.h, 1)
+		b.c.apply(b.h, 1, b.opened)
 		b.hasData = false
 	case len(b.line) > len("data:") && string(b.line[:5]) == "data:":
 		b.hasData = true

@@ -119,6 +119,10 @@ func (c *Client) openFirst(h *held) *Stream {
 // awaited (pending != nil), else they are applied. It returns the server's last retry value.
 func (c *Client) consume(h *held, st *Stream, cursor *string, pending *verdictGate) int64 {
 	defer st.Close()
+	opened := time.Now() // the stream's response has just come: it was opened now
+	if pending != nil {
+		opened = pending.opened
+	}
 	c.f.streamState(h.s, true)
 	defer c.f.streamState(h.s, false)
 	for ev, err := range st.Events(c.f.ep.MaxEvent) {
@@ -134,7 +138,7 @@ func (c *Client) consume(h *held, st *Stream, cursor *string, pending *verdictGa
 			continue // priming event: it only moves the cursor
 		}
 		if pending == nil || !pending.hold() {
-			c.apply(h, 1)
+			c.apply(h, 1, opened)
 			c.answerEvent(h, ev.Data)
 		}
 	}
@@ -226,6 +230,7 @@ type judgement struct {
 
 func (c *Client) judge(h *held, st *Stream, cursor string) *judgement {
 	j := &judgement{before: cursor, done: make(chan ReplayDecision, 1)}
+	j.g.opened = time.Now()
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -236,7 +241,7 @@ func (c *Client) judge(h *held, st *Stream, cursor string) *judgement {
 		v := c.f.policy.AfterReplay(Replay{Status: http.StatusOK}, func() ProbeResult { return c.probe(h) })
 		switch n := j.g.decide(v); v {
 		case Resume:
-			c.apply(h, n)
+			c.apply(h, n, j.g.opened)
 			c.setState(metrics.StateLive)
 		case Teardown:
 			c.f.rec.Add(metrics.EventsQuarantined, int64(n))
@@ -265,8 +270,9 @@ type verdictGate struct {
 	mu      sync.Mutex
 	decided bool
 	v       ReplayDecision
-	pending int // held back before the verdict
-	after   int // arrived after a Teardown, before the stream closed
+	pending int       // held back before the verdict
+	after   int       // arrived after a Teardown, before the stream closed
+	opened  time.Time // when the replay's stream was answered (see Client.apply)
 }
 
 // hold reports whether the event must be held back (and counts it), or applied now.

@@ -218,9 +218,8 @@ func TestRollingDeployFast(t *testing.T) {
 			if pc["misattributed_errors"] != 0 || pc["replays_ok"] < 5 || pc["events_quarantined"] < 5 || pc["sessions_dead_detected"] < 5 {
 				t.Errorf("probe: %v", pc)
 			}
-			// An event the old process wrote just before it stopped serving can reach a client a
-			// moment after the death is recorded (later on a busy machine): never the replay.
-			if pc["stale_events_applied"] > pc["drops"] || pc["stale_events_applied"]*4 > nc["stale_events_applied"] {
+			// Stale means replayed after the death (clients.Client.apply): probe never applies one.
+			if pc["stale_events_applied"] != 0 {
 				t.Errorf("probe applied %d stale events (naive %d)", pc["stale_events_applied"], nc["stale_events_applied"])
 			}
 			n, replicas := deathsBy(exp, "restart", "rolling-deploy")
