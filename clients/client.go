@@ -32,9 +32,9 @@ type Client struct {
 	cur   *held   // nil while (re)initializing
 	mine  []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
 	state metrics.State
-	busy  []atomic.Bool // per request loop: a tick is running
-	sdk   *sdkClient    // the Go SDK session of a gosdk client (sdkdriver.go); nil otherwise
-	calls atomic.Int64  // tool calls made: {{seq}} and progress tokens
+	turns []loopTurns  // per request loop: its place on the schedule
+	sdk   *sdkClient   // the Go SDK session of a gosdk client (sdkdriver.go); nil otherwise
+	calls atomic.Int64 // tool calls made: {{seq}} and progress tokens
 }
 
 func (c *Client) setState(s metrics.State) {
@@ -255,8 +255,10 @@ func (c *Client) callTool(ctx context.Context, s *Session, args any) (*Reply, er
 
 // answered counts a tool call that got a result: a success, or a tool error (isError), which is
 // the tool's own answer and never a session failure.
-func (c *Client) answered(rep *Reply, sent time.Time) {
-	c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
+func (c *Client) answered(ctx context.Context, rep *Reply, sent time.Time) {
+	now := time.Now()
+	c.f.rec.Record(metrics.ToolCallLatency, c.idx, now.Sub(sent))
+	noteAnswered(ctx, now)
 	if rep.ToolError() {
 		c.f.rec.Inc(metrics.ToolErrors)
 		c.f.sample("tool error: " + clip(string(rep.Result), 200))

@@ -86,7 +86,7 @@ func NewFleet(cfg GroupConfig, ep *Endpoint, rec *metrics.Recorder, truth Truth,
 		drv: pickDriver(ep, cfg.Policy)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
-		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), busy: make([]atomic.Bool, cfg.Concurrency)}
+		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
 	}
 	return f
 }
@@ -208,9 +208,13 @@ func (f *Fleet) finish() {
 
 // schedule fires each request loop of each client every CallEvery while calls are on. One
 // goroutine keeps the timetable; a bounded pool of workers makes the calls; a loop whose last
-// call is still running skips its turn.
+// call is still running skips its turn, which is counted (calls_skipped) and timed from that
+// turn in tool_call_latency_corrected when the running call gets its result.
 func (f *Fleet) schedule(ctx context.Context, start time.Time) {
-	type job struct{ c, k int }
+	type job struct {
+		c, k int
+		due  time.Time
+	}
 	conc := f.cfg.Concurrency
 	period := f.cfg.CallEvery
 	// At most 256 calls run at once; a call's goroutine exists only while it runs, so an idle
@@ -228,8 +232,13 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			defer func() { <-slots }()
 			defer guard.Catch(ctx, "call "+f.cfg.Name)
 			c := f.clients[j.c]
-			f.drv.tick(ctx, c, j.k)
-			c.busy[j.k].Store(false)
+			var t turnCall
+			defer func() {
+				c.turns[j.k].release(t.answered, period, func(d time.Duration) {
+					f.rec.Record(metrics.ToolCallLatencyCorrected, c.idx, d)
+				})
+			}()
+			f.drv.tick(withTurnCall(ctx, &t), c, j.k)
 		})
 		return true
 	}
@@ -258,9 +267,13 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 		for len(q) > 0 && !q[0].due.After(now) {
 			s := &q[0]
 			c := f.clients[s.c]
-			if f.calls(s.due.Sub(start)) && c.busy[s.k].CompareAndSwap(false, true) && !dispatch(job{s.c, s.k}) {
-				c.busy[s.k].Store(false)
-				return
+			if f.calls(s.due.Sub(start)) {
+				if !c.turns[s.k].take(s.due, period) {
+					f.rec.Inc(metrics.CallsSkipped)
+				} else if !dispatch(job{s.c, s.k, s.due}) {
+					c.turns[s.k].release(time.Time{}, period, nil)
+					return
+				}
 			}
 			s.due = s.due.Add(period)
 			heap.Fix(&q, 0)

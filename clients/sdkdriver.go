@@ -183,7 +183,9 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 		return // the run ended, or the session was given up while the call ran
 	}
 	if err == nil {
-		c.f.rec.Record(metrics.ToolCallLatency, c.idx, time.Since(sent))
+		now := time.Now()
+		c.f.rec.Record(metrics.ToolCallLatency, c.idx, now.Sub(sent))
+		noteAnswered(ctx, now)
 		if res.IsError {
 			c.f.rec.Inc(metrics.ToolErrors) // the tool's own answer, not a session failure
 			return

@@ -173,7 +173,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 			return
 		}
 		if err == nil && rep.OK() {
-			c.answered(rep, sent)
+			c.answered(ctx, rep, sent)
 			if lost {
 				c.f.rec.Record(metrics.RecoveryLatency, c.idx, time.Since(first))
 			}

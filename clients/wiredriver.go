@@ -79,7 +79,7 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 			f.Status = rep.Status
 			f.Dead = c.f.dead(rep.Status)
 			if err == nil && rep.OK() {
-				c.answered(rep, sent)
+				c.answered(ctx, rep, sent)
 				return
 			}
 		}
