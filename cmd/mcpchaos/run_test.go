@@ -55,13 +55,12 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// group is e.Group that fails the test when the export has no such group.
 func group(t *testing.T, e *results.Export, name string) *results.Group {
 	t.Helper()
-	for i := range e.Groups {
-		if e.Groups[i].Name == name {
-			return &e.Groups[i]
-		}
+	g := e.Group(name)
+	if g == nil {
+		t.Fatalf("no group %q in the export", name)
 	}
-	t.Fatalf("no group %q in the export", name)
-	return nil
+	return g
 }
