@@ -85,16 +85,6 @@ func (c *Client) initialize(ctx context.Context) (*held, error) {
 	return h, nil
 }
 
-// current returns the client's session if it is usable for requests now.
-func (c *Client) current() *held {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.state != metrics.StateLive {
-		return nil
-	}
-	return c.cur
-}
-
 // abandon ends the client's belief in h: h's stream ends, and run initializes a new session.
 // detected says whether the client classified h dead (as opposed to giving up on it after a
 // surfaced failure). allLoops resets every request loop to the next session (the client knows);

@@ -300,7 +300,6 @@ type sdkStreamBody struct {
 	c       *Client
 	h       *held
 	hasData bool // the current event has a non-empty data line
-	atStart bool // at the start of a line
 	line    []byte
 	once    sync.Once
 	opened  time.Time // when the stream's response came (see Client.apply)

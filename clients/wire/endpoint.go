@@ -102,6 +102,7 @@ func (ep *Endpoint) Initialize(ctx context.Context) (*Session, *Reply, error) {
 		return nil, rep, &ProtocolError{Msg: fmt.Sprintf("server chose protocol %q, which this client does not speak", res.ProtocolVersion)}
 	}
 	s.Protocol = res.ProtocolVersion
+	//lint:ignore SA1019 logging is deprecated from 2026-07-28 on; session-family servers offer it
 	s.Logging = res.Capabilities != nil && res.Capabilities.Logging != nil
 	s.ID = hdr.Get("Mcp-Session-Id")
 	if err := checkSessionID(s.ID); err != nil {

@@ -77,6 +77,7 @@ func (s *Session) CallToolWithProgress(ctx context.Context, name string, args an
 
 // SetLogLevel sends logging/setLevel, so a server that logs sends log messages.
 func (s *Session) SetLogLevel(ctx context.Context, level string) (*Reply, error) {
+	//lint:ignore SA1019 logging is deprecated from 2026-07-28 on; session-family servers offer it
 	return s.Call(ctx, "logging/setLevel", &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(level)})
 }
 
