@@ -177,7 +177,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		problems = append(problems, line)
 		fatal = true
 	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
-		problems = append(problems, ps...) // the run could not measure what it was asked (clients/problems.go)
+		problems = append(problems, ps...) // the run could not measure what it was asked (clients/fleet/problems.go)
 		fatal = true
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
