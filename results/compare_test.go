@@ -54,7 +54,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 		{"probe", "tool_calls_ok", VerdictImproved, ""},
 		{"naive", "drops", VerdictInfo, ""},
 		// one baseline cannot say how far latency moves between identical runs
-		{"probe", "probe_latency.p50", VerdictInfo, "not judged: latency moves between identical runs by more than its samples show; give 3 or more baselines"},
+		{"probe", "probe_latency.p50", VerdictInfo, "not judged: latency moves between identical runs by more than one run shows; give 3 or more baselines"},
 		{"naive", "misattributed_errors", VerdictSame, ""},
 		{"threshold", "probe.misattributed_errors == 0", VerdictRegressed, "now fails: 1"},
 	} {
@@ -121,7 +121,7 @@ func TestCompareBaselineLatency(t *testing.T) {
 	slow := Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 3))}
 	c = CompareBaseline(bases, slow, gate.DefaultTolerances())
 	for _, m := range []string{"probe_latency.p50", "probe_latency.mean", "tool_call_latency.p90"} {
-		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "99% interval") {
+		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "past the worst of 5 baselines") {
 			t.Errorf("3x slower: probe %s %s (%s), want regressed", m, r.Verdict, r.Note)
 		}
 	}
@@ -145,7 +145,7 @@ func TestCompareBaselineSpread(t *testing.T) {
 		want string
 	}{
 		{hi, VerdictOK}, // inside the spread
-		{hi + (hi - lo), VerdictOK},
+		{hi + (hi - lo), VerdictNoise}, // past the +10%, within the baselines' range: never "ok"
 		{hi + (hi-lo)*2 + 20, VerdictRegressed},
 	} {
 		cur.Group("probe").Counters["dead_session_requests"] = tc.v
@@ -166,7 +166,7 @@ func TestCompareControlGroup(t *testing.T) {
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "control group (naive)") {
 		t.Errorf("control's amount: %s (%s), want info", r.Verdict, r.Note)
 	}
-	if r := row(c, "overall", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "sums control groups (naive)") {
+	if r := row(c, "overall", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "judged per group") {
 		t.Errorf("overall with a control: %s (%s), want info", r.Verdict, r.Note)
 	}
 	naive.Counters["misattributed_errors"] = 0 // the fault no longer reaches the control
@@ -276,4 +276,57 @@ func TestComparable(t *testing.T) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
 	}
+}
+
+// The runner's figures are never the server's regression: skipped turns are reported, a
+// control group is judged only on hazards, and fewer calls made because turns were skipped is
+// not fewer calls answered. A move past the tolerance is never printed "ok".
+func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
+	bases := baseline(t, 3)
+	cur := roundTrip(t, sample(t, 7, 1))
+	probe, naive := cur.Group("probe"), cur.Group("naive")
+	probe.Counters["calls_skipped"] = 1000
+	naive.Counters["calls_skipped"] = 1000
+	naive.Errors["connect"] = 5000
+	for i, b := range bases { // about 1000 calls answered, every turn taken
+		b.Export.Group("probe").Counters["tool_calls_ok"] = int64(990 + 10*i)
+		b.Export.Group("probe").Counters["calls_skipped"] = 0
+	}
+	probe.Counters["tool_calls_ok"] = 600 // 400 turns skipped by a stalled runner
+	probe.Counters["calls_skipped"] = 400
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	for _, tc := range []struct{ group, metric, verdict, note string }{
+		{"probe", "calls_skipped", VerdictInfo, "load generator"},
+		{"naive", "calls_skipped", VerdictInfo, "load generator"},
+		{"naive", "errors.connect", VerdictInfo, "judged only on hazard outcomes"},
+		{"probe", "tool_calls_ok", VerdictNoise, "skipped"},
+		{"overall", "tool_calls_ok", VerdictInfo, "judged per group"},
+	} {
+		if r := row(c, tc.group, tc.metric); r.Verdict != tc.verdict || !strings.Contains(r.Note, tc.note) {
+			t.Errorf("%s %s: %s (%s), want %s (…%s…)", tc.group, tc.metric, r.Verdict, r.Note, tc.verdict, tc.note)
+		}
+	}
+	if c.Regressions != 0 {
+		t.Errorf("%d regressions from the runner's figures", c.Regressions)
+	}
+	probe.Counters["calls_skipped"] = 0 // the same fall without skipped turns: the server answered fewer
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "probe", "tool_calls_ok"); r.Verdict != VerdictRegressed {
+		t.Errorf("tool_calls_ok fell with no skipped turns: %s (%s)", r.Verdict, r.Note)
+	}
+	for _, r := range c.Rows {
+		if r.Verdict == VerdictOK && r.Change != nil && r.Tolerance != "" && outsideTolerance(r) {
+			t.Errorf("%s %s moved past its tolerance (%s) and is printed ok", r.Group, r.Metric, r.Tolerance)
+		}
+	}
+}
+
+// outsideTolerance reports whether a row's move past its worst baseline is larger than 10%
+// and 1ms of it (the default latency tolerance), for latency rows.
+func outsideTolerance(r Row) bool {
+	if r.Class != gate.ClassLatency || r.BaseMax == nil {
+		return false
+	}
+	over := *r.Current - *r.BaseMax
+	return over > 1000 && over > 0.1**r.BaseMax
 }

@@ -56,7 +56,7 @@ func (r Row) cells() (base, cur, change, verdict string) {
 	switch r.Verdict {
 	case VerdictRegressed:
 		verdict = "REGRESSED (" + r.Tolerance + ")"
-	case VerdictOK, VerdictImproved:
+	case VerdictOK, VerdictImproved, VerdictNoise:
 		verdict += " (" + r.Tolerance + ")"
 	}
 	if r.Note != "" {

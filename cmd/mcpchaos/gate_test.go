@@ -104,7 +104,7 @@ func TestCompareGate(t *testing.T) {
 		t.Errorf("compare with a degraded run: exit %d, want %d\n%s", code, exitThresholds, out)
 	}
 	// overall sums the naive control group too: it is judged per group, so one regression.
-	for _, want := range []string{"REGRESSED (may not grow)", "probe      misattributed_errors", "1 regression,", "sums control groups (naive): judged per group"} {
+	for _, want := range []string{"REGRESSED (may not grow)", "probe      misattributed_errors", "1 regression,", "the sum of the groups: judged per group"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
