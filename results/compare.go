@@ -17,6 +17,9 @@ const (
 	VerdictNoise     = "noise"     // moved past the tolerance, within the noise: the note says which
 	VerdictInfo      = "info"      // moved; reported only (the note says why, unless by tolerance)
 	VerdictMissing   = "no data"   // a value on one side only
+	// VerdictInconclusive: a timing row of runs of which one was generator-starved: the move
+	// is the runner's as much as the server's (docs/gate.md).
+	VerdictInconclusive = "inconclusive"
 )
 
 // Row is one compared metric of one group. With several baselines, Base is their median and
@@ -52,7 +55,16 @@ type Comparison struct {
 	Rows         []Row    `json:"rows"`
 	Regressions  int      `json:"regressions"`
 	Improvements int      `json:"improvements"`
-	Forced       string   `json:"forced,omitempty"` // why the runs were compared although they differ
+	// Inconclusive counts timing rows that could not be judged because a run was starved;
+	// Starved says which runs were, and how (v3 of compare's JSON).
+	Inconclusive int      `json:"inconclusive"`
+	Starved      []string `json:"starved,omitempty"`
+	// CurrentRun is "" when the current run completed and passed its own thresholds, else
+	// why not, in one line; it is the first thing compare says (CurrentRunStatus).
+	CurrentRun string `json:"current_run,omitempty"`
+	// Findings say in words what changed in the server's sessions (findings.go).
+	Findings []string `json:"findings,omitempty"`
+	Forced   string   `json:"forced,omitempty"` // why the runs were compared although they differ
 }
 
 // RunRef identifies a compared run.
@@ -158,10 +170,15 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	}
 	exports = append(exports, cur.Export)
 	controls := controlGroups(cur.Export, bases)
+	c.Starved = starvedRuns(bases, cur)
+	starved := ""
+	if len(c.Starved) > 0 {
+		starved = "the runner was starved (" + strings.Join(c.Starved, "; ") + ")"
+	}
 	ms := gate.Metrics()
 	names := groupNames(exports...)
 	for _, name := range names {
-		x := judgeCtx{group: name, groups: len(names) - 1, cg: cur.Export.Group(name)}
+		x := judgeCtx{group: name, cg: cur.Export.Group(name), starved: starved}
 		for _, b := range bases {
 			if g := b.Export.Group(name); g != nil {
 				x.bgs = append(x.bgs, g)
@@ -177,8 +194,49 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 		}
 	}
 	c.compareThresholds(bases, cur.Export)
+	c.CurrentRun = CurrentRunStatus(cur.Export)
+	c.Findings = findings(c)
 	return c
 }
+
+// starvedRuns names the runs whose load generator was starved past its bound, and how.
+func starvedRuns(bases []Part, cur Part) []string {
+	var out []string
+	if why := cur.Export.Generator.Why(); why != "" {
+		out = append(out, "current "+why)
+	}
+	for _, b := range bases {
+		if why := b.Export.Generator.Why(); why != "" {
+			out = append(out, b.File+" "+why)
+		}
+	}
+	return out
+}
+
+// CurrentRunStatus says in one line why a current run is no release's result: it did not
+// complete (an error, an interruption), a threshold aborted it, or it failed its own
+// thresholds; "" when it completed and passed them.
+func CurrentRunStatus(e *Export) string {
+	switch {
+	case e.Run.Error != "" || e.Run.Interrupted:
+		return "the current run did not complete (" + RunStatus(e) + "): its numbers are not a release's"
+	case e.Run.Aborted != "":
+		return "the current run was aborted by its own threshold (" + e.Run.Aborted + ")"
+	}
+	if n := Failed(e.Thresholds); n > 0 {
+		var failed []string
+		for _, t := range e.Thresholds {
+			if !t.Pass {
+				failed = append(failed, t.Expr+": "+t.Actual)
+			}
+		}
+		return fmt.Sprintf("the current run failed %d of its own %d thresholds (%s)", n, len(e.Thresholds), strings.Join(failed, "; "))
+	}
+	return ""
+}
+
+// Completed reports whether the current run measured to its end (no error, no interruption).
+func Completed(e *Export) bool { return e.Run.Error == "" && !e.Run.Interrupted }
 
 // ControlPolicies are the policies whose groups are controls: they are in a workload to show
 // the hazard a fault causes (policy naive believes every replay), so their counters are judged
@@ -216,6 +274,8 @@ func (c *Comparison) count(r Row) {
 		c.Regressions++
 	case VerdictImproved:
 		c.Improvements++
+	case VerdictInconclusive:
+		c.Inconclusive++
 	}
 }
 

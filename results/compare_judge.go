@@ -18,7 +18,7 @@ import (
 type judgeCtx struct {
 	group   string
 	control string // the policy of a control group, "" otherwise
-	groups  int    // how many groups the runs have (overall sums them)
+	starved string // why the runs' timing cannot be judged (a starved runner), "" if it can
 	bgs     []*Group
 	cg      *Group
 }
@@ -56,6 +56,8 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		row.Verdict, row.Note = VerdictInfo, fmt.Sprintf("control group (%s): judged only on hazard outcomes", x.control)
 	case t.Info():
 		row.Verdict = VerdictInfo
+	case x.starved != "" && m.Timed():
+		row.Verdict, row.Note = VerdictInconclusive, x.starved
 	case x.control != "":
 		judgeControl(&row, x.control)
 	case m.Interval():

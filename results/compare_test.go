@@ -80,7 +80,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 	buf.Reset()
 	WriteComparisonMarkdown(&buf, c, false)
 	md := buf.String()
-	for _, want := range []string{"### mcpchaos compare: 2 regressions", "#### Regressions", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**", "<details>"} {
+	for _, want := range []string{"### mcpchaos compare: 2 regressions", "> **the current run failed 1 of its own 1 thresholds", "- group probe now blames tools for session deaths (misattributed_errors", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -144,7 +144,7 @@ func TestCompareBaselineSpread(t *testing.T) {
 		v    int64
 		want string
 	}{
-		{hi, VerdictOK}, // inside the spread
+		{hi, VerdictOK},                // inside the spread
 		{hi + (hi - lo), VerdictNoise}, // past the +10%, within the baselines' range: never "ok"
 		{hi + (hi-lo)*2 + 20, VerdictRegressed},
 	} {
@@ -294,6 +294,11 @@ func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
 	}
 	probe.Counters["tool_calls_ok"] = 600 // 400 turns skipped by a stalled runner
 	probe.Counters["calls_skipped"] = 400
+	for _, e := range append([]*Export{cur}, bases[0].Export, bases[1].Export, bases[2].Export) {
+		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
+			e.Group("probe").Counters[h] = 0 // the server did not change
+		}
+	}
 	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	for _, tc := range []struct{ group, metric, verdict, note string }{
 		{"probe", "calls_skipped", VerdictInfo, "load generator"},
@@ -307,6 +312,11 @@ func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
 		}
 	}
 	if c.Regressions != 0 {
+		for _, r := range c.Rows {
+			if r.Verdict == VerdictRegressed {
+				t.Logf("%s %s %s", r.Group, r.Metric, r.Note)
+			}
+		}
 		t.Errorf("%d regressions from the runner's figures", c.Regressions)
 	}
 	probe.Counters["calls_skipped"] = 0 // the same fall without skipped turns: the server answered fewer

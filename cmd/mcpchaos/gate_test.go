@@ -100,18 +100,31 @@ func TestCompareGate(t *testing.T) {
 		t.Errorf("compare with itself: exit %d\n%s", code, out)
 	}
 	out, code := compare(base, degraded)
+	if !strings.HasPrefix(out, "the current run failed 1 of its own 1 thresholds") {
+		t.Errorf("compare does not say first that the current run failed its thresholds:\n%s", out)
+	}
 	if code != exitThresholds {
 		t.Errorf("compare with a degraded run: exit %d, want %d\n%s", code, exitThresholds, out)
 	}
-	// overall sums the naive control group too: it is judged per group, so one regression.
-	for _, want := range []string{"REGRESSED (may not grow)", "probe      misattributed_errors", "1 regression,", "the sum of the groups: judged per group"} {
+	// overall sums the groups: it is judged per group (a row reported only), so one regression,
+	// said in words too.
+	for _, want := range []string{"verdict: REGRESSED (1 regression)", "what changed: group probe now blames tools for session deaths (misattributed_errors 0 → 2)",
+		"REGRESSED (may not grow)", "probe      misattributed_errors", "1 regression,", "1 more row moved and is reported only"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// A tolerance that allows it turns the regression into an ok.
-	if _, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitOK {
-		t.Errorf("with a tolerance: exit %d", code)
+	// A tolerance that allows it turns the regression into an ok; the run's own failed
+	// threshold still fails the gate, and once it passes, compare exits 0.
+	if out, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitThresholds || strings.Contains(out, "REGRESSED") {
+		t.Errorf("with a tolerance, a failed threshold: exit %d\n%s", code, out)
+	}
+	e.Thresholds = nil
+	if err := results.WriteFile(degraded, e); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitOK {
+		t.Errorf("with a tolerance: exit %d\n%s", code, out)
 	}
 }
 
