@@ -21,9 +21,9 @@ import (
 func newCompareCmd() *cobra.Command {
 	var (
 		asJSON, asMarkdown, all, force, strict bool
-		tolFile                        string
-		last                           int
-		tolFlags                       []string
+		tolFile                                string
+		last                                   int
+		tolFlags                               []string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE... CURRENT",
