@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"regexp"
 	"strings"
 	"testing"
@@ -339,4 +340,45 @@ func outsideTolerance(r Row) bool {
 	}
 	over := *r.Current - *r.BaseMax
 	return over > 1000 && over > 0.1**r.BaseMax
+}
+
+// A starved run's timing rows are inconclusive, never regressed nor ok; hazards that do not
+// depend on timing stay judged.
+func TestCompareStarvedIsInconclusive(t *testing.T) {
+	bases := baseline(t, 3)
+	slow := roundTrip(t, sampleSlower(t, 7, 1, 3))
+	slow.Generator = &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 8,
+		Starving: []generator.Window{{FromS: 1, ToS: 9, Why: "timer lag p99 40ms"}}}
+	for _, e := range []*Export{slow, bases[0].Export, bases[1].Export, bases[2].Export} {
+		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
+			e.Group("probe").Counters[h] = 0
+		}
+	}
+	slow.Group("probe").Counters["misattributed_errors"] = 1000
+	c := CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "the runner was starved (current starved 8.0s of 10.0s: timer lag p99 40ms)") {
+		t.Errorf("latency of a starved run: %s (%s)", r.Verdict, r.Note)
+	}
+	if r := row(c, "probe", "misattributed_errors"); r.Verdict != VerdictRegressed {
+		t.Errorf("a hazard of a starved run: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	if c.Inconclusive == 0 || c.Regressions != 1 || len(c.Starved) != 1 {
+		t.Errorf("%d inconclusive, %d regressions, starved %v", c.Inconclusive, c.Regressions, c.Starved)
+	}
+	for _, r := range c.Rows {
+		if r.Class == gate.ClassLatency && r.Group == "probe" && (r.Verdict == VerdictRegressed || r.Verdict == VerdictOK) {
+			t.Errorf("%s %s of a starved run: %s", r.Group, r.Metric, r.Verdict)
+		}
+	}
+	// A starved baseline makes the current run's timing inconclusive too.
+	slow.Generator, bases[1].Export.Generator = nil, &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 5}
+	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "base-1.json starved") {
+		t.Errorf("latency against a starved baseline: %s (%s)", r.Verdict, r.Note)
+	}
+	var buf bytes.Buffer
+	WriteComparison(&buf, c, false)
+	if !strings.Contains(buf.String(), "verdict: REGRESSED (1 regression)") || !strings.Contains(buf.String(), "inconclusive") {
+		t.Errorf("text:\n%s", buf.String())
+	}
 }
