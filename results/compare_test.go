@@ -382,3 +382,55 @@ func TestCompareStarvedIsInconclusive(t *testing.T) {
 		t.Errorf("text:\n%s", buf.String())
 	}
 }
+
+// Session regressions are said in words that name what changed, not only metric ids.
+func TestCompareFindingsInWords(t *testing.T) {
+	set := func(e *Export, group string, kv map[string]int64) {
+		for k, v := range kv {
+			e.Group(group).Counters[k] = v
+		}
+	}
+	clean := map[string]int64{"misattributed_errors": 0, "stale_events_applied": 0, "reinit_collisions": 0, "retries_against_dead": 0}
+	for _, tc := range []struct {
+		name      string
+		base, cur map[string]map[string]int64
+		want      string
+	}{
+		{"GET strict → permissive",
+			map[string]map[string]int64{"naive": {"replays_ok": 0, "replays_dead": 50}},
+			map[string]map[string]int64{"naive": {"replays_ok": 50, "replays_dead": 0, "misattributed_errors": 39, "stale_events_applied": 50}},
+			"replays of dead sessions now answer 200 (the server's GET no longer validates the session): group naive now blames tools for session deaths (misattributed_errors 0 → 39)"},
+		{"probe policy off",
+			map[string]map[string]int64{"probe": {"probes_sent": 50}},
+			map[string]map[string]int64{"probe": {"probes_sent": 0, "stale_events_applied": 50}},
+			"group probe no longer probes after a replay (its probe policy is off): it now applies replayed events of dead sessions (stale_events_applied 0 → 50)"},
+		{"dead ids served 200",
+			map[string]map[string]int64{"naive": {"sessions_dead": 25, "misattributed_errors": 39, "stale_events_applied": 50}},
+			map[string]map[string]int64{"naive": {"sessions_dead": 0, "misattributed_errors": 0, "stale_events_applied": 0}},
+			"requests on dead sessions now succeed (the server answers expired session ids with 200, or the fault was not injected): control group naive no longer runs into dead sessions"},
+	} {
+		bases := baseline(t, 3)
+		cur := roundTrip(t, sample(t, 7, 1))
+		for _, e := range []*Export{cur, bases[0].Export, bases[1].Export, bases[2].Export} {
+			set(e, "naive", clean)
+			set(e, "probe", clean)
+		}
+		for _, b := range bases {
+			for g, kv := range tc.base {
+				set(b.Export, g, kv)
+			}
+		}
+		for g, kv := range tc.base {
+			set(cur, g, kv)
+		}
+		for g, kv := range tc.cur {
+			set(cur, g, kv)
+		}
+		c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+		var buf bytes.Buffer
+		WriteComparison(&buf, c, false)
+		if !strings.Contains(buf.String(), "what changed: "+tc.want) || c.Regressions == 0 {
+			t.Errorf("%s: want %q in\n%s", tc.name, tc.want, buf.String())
+		}
+	}
+}
