@@ -7,7 +7,8 @@
 #
 # Same build, same server: RUNS runs of seed-incident-fast on each of three targets (the
 # built-in one; a URL target `mcpchaos serve`; the same behind a plain external
-# toxiproxy-server, whose proxies also carry the workload's faults), then every pair compared
+# toxiproxy-server in front of `serve`; the workload's own faults stay on mcpchaos's embedded
+# proxies, as the external server lacks its idle_timeout toxic), then every pair compared
 # (RUNS·(RUNS-1)/2 per target) and every run against the 3 before it. Then +5 ms on every reply
 # of the server (a Toxiproxy latency toxic in front of `serve`), compared with 3 baselines.
 # A false alarm is a same-build compare that exits 99; inconclusive is counted apart.
@@ -84,13 +85,13 @@ same_build() {
 
 same_build builtin
 same_build serve --target "http://127.0.0.1:$SERVE_PORT/mcp" --session-ttl 3s
-same_build toxiproxy --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s --toxiproxy "$API"
+same_build toxiproxy --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s
 
 # +5 ms on every reply: 3 baselines through the plain proxy, then the latency toxic on it.
-for i in 1 2 3; do run slow-base "$i" --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s --toxiproxy "$API"; done
+for i in 1 2 3; do run slow-base "$i" --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s; done
 curl -fsS -X POST "$API/proxies/front/toxics" -d '{"name":"plus5ms","type":"latency","stream":"downstream","attributes":{"latency":5}}' >/dev/null || exit 1
 SLOW=$(( RUNS < 10 ? RUNS : 10 ))
-for i in $(seq 1 "$SLOW"); do run slow "$i" --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s --toxiproxy "$API"; done
+for i in $(seq 1 "$SLOW"); do run slow "$i" --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s; done
 verdicts=$(for i in $(seq 1 "$SLOW"); do judge slow slow-base/1.json slow-base/2.json slow-base/3.json "slow/$i.json"; done | tally)
 say "+5ms on every reply, 3 baselines: $SLOW compares: $verdicts (alarm = REGRESSED: wanted; ok: missed)"
 say "alarms, in full: $OUT/alarms.txt"
