@@ -17,7 +17,8 @@ func TestBoundJudgesEachLimit(t *testing.T) {
 		{Live{TimerLagP99: 800, SchedP99: 200, CPUWaitShare: &half}, ""},
 		{Live{TimerLagP99: 43000}, "timer lag p99 43ms"},
 		{Live{SchedP99: 16000}, "scheduler latency p99 16ms"},
-		{Live{CPUWaitShare: &most}, "90% of CPU time waiting for a CPU"},
+		{Live{CPUWaitShare: &most, CPUShare: 0.6}, "90% of CPU time waiting for a CPU"},
+		{Live{CPUWaitShare: &most, CPUShare: 0.01}, ""}, // a brief waker's wait is the timer lag's to weigh
 	} {
 		if got := Bound.judge(tc.l); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.l, got, tc.want)

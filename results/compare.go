@@ -178,7 +178,7 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	ms := gate.Metrics()
 	names := groupNames(exports...)
 	for _, name := range names {
-		x := judgeCtx{group: name, cg: cur.Export.Group(name), starved: starved}
+		x := judgeCtx{group: name, cg: cur.Export.Group(name), starved: starved, lagGrowth: lagGrowth(bases, cur)}
 		for _, b := range bases {
 			if g := b.Export.Group(name); g != nil {
 				x.bgs = append(x.bgs, g)
@@ -197,6 +197,22 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	c.CurrentRun = CurrentRunStatus(cur.Export)
 	c.Findings = findings(c)
 	return c
+}
+
+// lagGrowth is how much the current run's generator timer lag p99 (µs) exceeds the worst
+// baseline's; 0 when it does not, or when a run has no generator section.
+func lagGrowth(bases []Part, cur Part) float64 {
+	if cur.Export.Generator == nil {
+		return 0
+	}
+	worst := 0.0
+	for _, b := range bases {
+		if b.Export.Generator == nil {
+			return 0
+		}
+		worst = max(worst, b.Export.Generator.TimerLag.P99US)
+	}
+	return max(0, cur.Export.Generator.TimerLag.P99US-worst)
 }
 
 // starvedRuns names the runs whose load generator was starved past its bound, and how.

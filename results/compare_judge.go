@@ -19,6 +19,9 @@ type judgeCtx struct {
 	group   string
 	control string // the policy of a control group, "" otherwise
 	starved string // why the runs' timing cannot be judged (a starved runner), "" if it can
+	// lagGrowth is how much the generator's own timer lag (p99, µs) grew from the worst
+	// baseline to the current run; 0 when it did not grow or a run does not say.
+	lagGrowth float64
 	bgs     []*Group
 	cg      *Group
 }
@@ -62,6 +65,7 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		judgeControl(&row, x.control)
 	case m.Interval():
 		judgeLatency(&row, m, t, x.bgs, x.cg)
+		explainedByRunner(&row, x.lagGrowth)
 	case m.Key() == "tool_calls_ok":
 		judgeWorkDone(&row, m, t, x.bgs, x.cg)
 	default:
@@ -69,6 +73,25 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		judgeSpread(&row, t, lo, hi, relativeTo(m, x.bgs, hi))
 	}
 	return row
+}
+
+// RunnerLagFactor is how many times its own timer lag's growth a latency must grow by before
+// it is the server's: a reply crosses several wake-ups of the generator (the send, the read,
+// the parse), each delayed by a stalled runner. Below it the change is one a slower runner can
+// explain, and the row is inconclusive.
+const RunnerLagFactor = 4
+
+// explainedByRunner turns a latency regression that the generator's own lag growth can
+// explain into an inconclusive row.
+func explainedByRunner(r *Row, lagGrowth float64) {
+	if r.Verdict != VerdictRegressed || lagGrowth <= 0 || r.BaseMax == nil {
+		return
+	}
+	if over := *r.Current - *r.BaseMax; over <= RunnerLagFactor*lagGrowth {
+		r.Verdict = VerdictInconclusive
+		r.Note = fmt.Sprintf("the runner's own timer lag (p99) grew by %s from the baselines: a slower runner explains up to %d times that",
+			gate.FormatValue(gate.UnitDuration, lagGrowth), RunnerLagFactor)
+	}
 }
 
 // valuesPresent sets the verdict of a row with a side missing, the change otherwise.

@@ -434,3 +434,23 @@ func TestCompareFindingsInWords(t *testing.T) {
 		}
 	}
 }
+
+// A latency growth that the runner's own timer lag growth explains is inconclusive; the same
+// growth with the runner as quick as in the baselines is the server's.
+func TestCompareLatencyExplainedByRunner(t *testing.T) {
+	bases := baseline(t, 3)
+	for _, b := range bases {
+		b.Export.Generator = &generator.Report{Seconds: 10, Windows: 10, TimerLag: generator.Dist{Count: 100, P99US: 300}}
+	}
+	slow := roundTrip(t, sampleSlower(t, 7, 1, 3))
+	slow.Generator = &generator.Report{Seconds: 10, Windows: 10, TimerLag: generator.Dist{Count: 100, P99US: 300}}
+	c := CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictRegressed {
+		t.Errorf("3x slower, the runner as quick: %s (%s)", r.Verdict, r.Note)
+	}
+	slow.Generator.TimerLag.P99US = 200_000 // the runner's wake-ups came 200 ms late
+	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "timer lag (p99) grew by 199.7ms") {
+		t.Errorf("3x slower, the runner 200ms late: %s (%s)", r.Verdict, r.Note)
+	}
+}
