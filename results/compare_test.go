@@ -170,10 +170,18 @@ func TestCompareControlGroup(t *testing.T) {
 	if r := row(c, "overall", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "judged per group") {
 		t.Errorf("overall with a control: %s (%s), want info", r.Verdict, r.Note)
 	}
+	for i, b := range bases { // every baseline showed at least 5
+		b.Export.Group("naive").Counters["misattributed_errors"] = int64(5 + 10*i)
+	}
 	naive.Counters["misattributed_errors"] = 0 // the fault no longer reaches the control
 	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "no longer shows the fault") {
 		t.Errorf("control lost: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	bases[0].Export.Group("naive").Counters["misattributed_errors"] = 3 // a baseline showed it by a race
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo {
+		t.Errorf("control at 0 after a baseline's 3: %s (%s), want info", r.Verdict, r.Note)
 	}
 	for _, b := range bases { // the hazard appears where no baseline showed it
 		b.Export.Group("naive").Counters["stale_events_applied"] = 0
