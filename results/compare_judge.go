@@ -22,8 +22,8 @@ type judgeCtx struct {
 	// lagGrowth is how much the generator's own timer lag (p99, µs) grew from the worst
 	// baseline to the current run; 0 when it did not grow or a run does not say.
 	lagGrowth float64
-	bgs     []*Group
-	cg      *Group
+	bgs       []*Group
+	cg        *Group
 }
 
 // judgeMetric fills a row for one metric of one group: the values, and the verdict.
