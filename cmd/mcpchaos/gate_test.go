@@ -199,3 +199,54 @@ func TestShardsMerge(t *testing.T) {
 		t.Errorf("merged verdict %v, want the naive threshold to fail (%d sessions started)", err, m.Groups[0].Counters["sessions_started"])
 	}
 }
+
+// compare's exit statuses for what is not a regression: a starved run's timing rows are
+// inconclusive (exit 0, 99 with --strict); a current run that did not complete is said first
+// and exits 1 (docs/gate.md, "Exit status").
+func TestCompareExitStatuses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if err := runWorkload(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	e, err := results.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variant := func(name string, edit func(*results.Export)) string {
+		c, _ := results.ReadFile(base)
+		edit(c)
+		p := filepath.Join(dir, name)
+		if err := results.WriteFile(p, c); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	compare := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		root := newRoot()
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(append([]string{"compare"}, args...))
+		code := exitCode(root.ExecuteContext(context.Background()))
+		return out.String(), code
+	}
+	starved := variant("starved.json", func(c *results.Export) {
+		g := *e.Generator
+		g.Starved, g.StarvedS, g.Windows = true, g.Seconds, max(g.Windows, 1)
+		c.Generator = &g
+		c.Group("probe").Counters["tool_calls_ok"] += 100 // an amount of work moved
+		c.Overall.Counters["tool_calls_ok"] += 100
+	})
+	if out, code := compare(base, starved); code != exitOK || !strings.Contains(out, "starved: current starved") {
+		t.Errorf("a starved run: exit %d\n%s", code, out)
+	}
+	if out, code := compare("--strict", base, starved); code != exitThresholds || !strings.Contains(out, "verdict: INCONCLUSIVE") {
+		t.Errorf("a starved run with --strict: exit %d\n%s", code, out)
+	}
+	cut := variant("cut.json", func(c *results.Export) { c.Run.Interrupted = true })
+	if out, code := compare(base, cut); code != exitRuntime || !strings.HasPrefix(out, "the current run did not complete (interrupted)") {
+		t.Errorf("an interrupted run: exit %d\n%q", code, out)
+	}
+}
