@@ -4,6 +4,8 @@
 # measurements of the machine it ran on (docs/gate.md, "Measured").
 #
 #   bench/gate-noise.sh [RUNS] [quiet|loaded]      (default: 8 runs per target, loaded)
+#   bench/gate-noise.sh rejudge DIR                 the comparisons again, with this tree's
+#                                                   compare, over the runs an earlier one kept
 #
 # Same build, same server: RUNS runs of seed-incident-fast on each of three targets (the
 # built-in one; a URL target `mcpchaos serve`; the same behind a plain external
@@ -15,10 +17,16 @@
 # Loaded: two CPU hogs and a second clone's `go test -race ./...` in a loop run beside it, all
 # stopped by PID at the end. Needs: go, git, toxiproxy-server ($(go env GOPATH)/bin/server).
 set -u
-RUNS=${1:-8}
-MODE=${2:-loaded}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-$(mktemp -d /tmp/gate-noise.XXXXXX)}
+REJUDGE=""
+if [ "${1:-}" = rejudge ]; then
+  REJUDGE=1 OUT=$2
+  RUNS=$(ls "$OUT/builtin/"*.json | wc -l) MODE="rejudged"
+else
+  RUNS=${1:-8}
+  MODE=${2:-loaded}
+  OUT=${OUT:-$(mktemp -d /tmp/gate-noise.XXXXXX)}
+fi
 TOXI=${TOXIPROXY_SERVER:-$(go env GOPATH)/bin/server}
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
@@ -29,26 +37,6 @@ cd "$OUT" || exit 1
 (cd "$ROOT" && go build -o "$OUT/mcpchaos" ./cmd/mcpchaos) || exit 1
 M="$OUT/mcpchaos"
 say "gate-noise: $RUNS runs per target, $MODE, $(date -u +%FT%TZ), $(nproc) CPUs, in $OUT"
-
-if [ "$MODE" = loaded ]; then
-  yes >/dev/null & PIDS+=($!)
-  yes >/dev/null & PIDS+=($!)
-  git clone -q "$ROOT" "$OUT/clone"
-  (cd "$OUT/clone" && for i in $(seq 1 50); do go test -race -count=1 ./... >"$OUT/clone-test.log" 2>&1; done) & PIDS+=($!)
-  sleep 20 # let the suite's builds start
-fi
-
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-waitup() { for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "not up: $1"; return 1; }
-
-SERVE_PORT=$(freeport)
-"$M" serve --from seed-incident-fast --addr "127.0.0.1:$SERVE_PORT" >"$OUT/serve.log" 2>&1 & PIDS+=($!)
-waitup "http://127.0.0.1:$SERVE_PORT/healthz" || exit 1
-API_PORT=$(freeport); FRONT_PORT=$(freeport)
-"$TOXI" -host 127.0.0.1 -port "$API_PORT" >"$OUT/toxiproxy.log" 2>&1 & PIDS+=($!)
-waitup "http://127.0.0.1:$API_PORT/version" || exit 1
-API="http://127.0.0.1:$API_PORT"
-curl -fsS -X POST "$API/proxies" -d "{\"name\":\"front\",\"listen\":\"127.0.0.1:$FRONT_PORT\",\"upstream\":\"127.0.0.1:$SERVE_PORT\"}" >/dev/null || exit 1
 
 # run TARGET-NAME I ARGS...: one run of seed-incident-fast into TARGET-NAME/I.json
 run() {
@@ -74,7 +62,7 @@ tally() { sort | uniq -c | awk '{printf "%s %s, ", $1, $2}'; }
 
 same_build() {
   local name=$1; shift
-  for i in $(seq 1 "$RUNS"); do run "$name" "$i" "$@"; done
+  [ -n "$REJUDGE" ] || for i in $(seq 1 "$RUNS"); do run "$name" "$i" "$@"; done
   local bad; bad=$(grep -lv '^0$' "$name"/*.status | wc -l)
   local pair multi
   pair=$(for i in $(seq 1 "$RUNS"); do for j in $(seq $((i+1)) "$RUNS"); do judge pair "$name/$i.json" "$name/$j.json"; done; done | tally)
@@ -82,6 +70,38 @@ same_build() {
   local starved; starved=$(grep -l '"starved": true' "$name"/*.json | wc -l)
   say "$name: $RUNS runs ($bad exited non-zero, $starved starved); pairwise: $pair; against the 3 before: $multi"
 }
+
+slow_verdicts() {
+  local n; n=$(ls slow/*.json | wc -l)
+  local v; v=$(for i in $(seq 1 "$n"); do judge slow slow-base/1.json slow-base/2.json slow-base/3.json "slow/$i.json"; done | tally)
+  say "+5ms on every reply, 3 baselines: $n compares: $v (alarm = REGRESSED: wanted; ok: missed)"
+}
+
+if [ -n "$REJUDGE" ]; then
+  for name in builtin serve toxiproxy; do same_build "$name"; done
+  slow_verdicts
+  exit 0
+fi
+
+if [ "$MODE" = loaded ]; then
+  yes >/dev/null & PIDS+=($!)
+  yes >/dev/null & PIDS+=($!)
+  git clone -q "$ROOT" "$OUT/clone"
+  (cd "$OUT/clone" && for i in $(seq 1 50); do go test -race -count=1 ./... >"$OUT/clone-test.log" 2>&1; done) & PIDS+=($!)
+  sleep 20 # let the suite's builds start
+fi
+
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+waitup() { for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "not up: $1"; return 1; }
+
+SERVE_PORT=$(freeport)
+"$M" serve --from seed-incident-fast --addr "127.0.0.1:$SERVE_PORT" >"$OUT/serve.log" 2>&1 & PIDS+=($!)
+waitup "http://127.0.0.1:$SERVE_PORT/healthz" || exit 1
+API_PORT=$(freeport); FRONT_PORT=$(freeport)
+"$TOXI" -host 127.0.0.1 -port "$API_PORT" >"$OUT/toxiproxy.log" 2>&1 & PIDS+=($!)
+waitup "http://127.0.0.1:$API_PORT/version" || exit 1
+API="http://127.0.0.1:$API_PORT"
+curl -fsS -X POST "$API/proxies" -d "{\"name\":\"front\",\"listen\":\"127.0.0.1:$FRONT_PORT\",\"upstream\":\"127.0.0.1:$SERVE_PORT\"}" >/dev/null || exit 1
 
 same_build builtin
 same_build serve --target "http://127.0.0.1:$SERVE_PORT/mcp" --session-ttl 3s
@@ -92,6 +112,5 @@ for i in 1 2 3; do run slow-base "$i" --target "http://127.0.0.1:$FRONT_PORT/mcp
 curl -fsS -X POST "$API/proxies/front/toxics" -d '{"name":"plus5ms","type":"latency","stream":"downstream","attributes":{"latency":5}}' >/dev/null || exit 1
 SLOW=$(( RUNS < 10 ? RUNS : 10 ))
 for i in $(seq 1 "$SLOW"); do run slow "$i" --target "http://127.0.0.1:$FRONT_PORT/mcp" --session-ttl 3s; done
-verdicts=$(for i in $(seq 1 "$SLOW"); do judge slow slow-base/1.json slow-base/2.json slow-base/3.json "slow/$i.json"; done | tally)
-say "+5ms on every reply, 3 baselines: $SLOW compares: $verdicts (alarm = REGRESSED: wanted; ok: missed)"
+slow_verdicts
 say "alarms, in full: $OUT/alarms.txt"
