@@ -16,7 +16,7 @@ const MinLatencyBaselines = 3
 // BurstFactor is how far past the worst baseline a statistic of a burst histogram must go to
 // be the server's: measured on the demo, two back-to-back runs differ by up to 3x in the
 // probe p50 of 50 probes sent in one burst.
-const BurstFactor = 2.0
+const BurstFactor = 3.0
 
 // burstHists are the histograms a fault fills all at once (every client reconnects, probes
 // and learns of its session's death after the same fault): the samples of one run are not
@@ -66,7 +66,7 @@ func judgeLatency(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Gro
 	// Three draws rarely show a statistic's whole spread (a fourth lands past their max by
 	// their range in about 7% of cases), so the margin is the square of their ratio; and a
 	// histogram filled in bursts (every client probes at once after the same fault) is one
-	// draw per run however many samples it holds: it must more than double.
+	// draw per run however many samples it holds: it must more than triple.
 	factor := ratio * ratio
 	if burstHists[m.Key()] {
 		factor = max(factor, BurstFactor)
