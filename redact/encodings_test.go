@@ -1,0 +1,53 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Encodings are the spellings of secret that a text must not contain once redacted: what a
+// server, a library or one of our outputs may have made of it. The tests search for each.
+func Encodings(secret string) map[string]string {
+	out := map[string]string{"literal": secret}
+	j, _ := json.Marshal(secret)
+	out["json"] = string(j[1 : len(j)-1])
+	out["json, / escaped (PHP)"] = strings.ReplaceAll(out["json"], "/", `\/`)
+	out["json, all \\u"] = uEscape(secret)
+	q := strconv.Quote(secret)
+	out["quoted"] = q[1 : len(q)-1]
+	out["percent, upper"] = pctAll(secret, "%%%02X")
+	out["percent, lower"] = pctAll(secret, "%%%02x")
+	out["query escape"] = url.QueryEscape(secret)
+	out["path escape"] = url.PathEscape(secret)
+	out["html"] = html.EscapeString(secret)
+	for name, enc := range map[string]*base64.Encoding{"base64": base64.StdEncoding, "base64url": base64.URLEncoding,
+		"base64 raw": base64.RawStdEncoding, "base64url raw": base64.RawURLEncoding} {
+		out[name] = enc.EncodeToString([]byte(secret))
+	}
+	return out
+}
+
+func pctAll(s, format string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, format, s[i])
+	}
+	return b.String()
+}
+
+func uEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r > 0xFFFF {
+			b.WriteRune(r)
+			continue
+		}
+		fmt.Fprintf(&b, `\u%04x`, r)
+	}
+	return b.String()
+}
