@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -46,21 +46,16 @@ func (r *runner) startBuiltin(cfg refserver.Config) (*refserver.Instance, error)
 // prepareActions builds the schedule's actions, expanding exec environments now so that a
 // missing variable stops the run before it starts.
 func (r *runner) prepareActions() error {
-	var headerSecrets []string
 	if r.w.Target.Builtin == nil {
-		h, err := r.w.Target.ExpandHeaders(os.LookupEnv)
-		if err != nil {
+		if _, err := r.w.Target.ExpandHeaders(os.LookupEnv); err != nil {
 			return &ConfigError{err}
-		}
-		for _, vs := range h {
-			headerSecrets = append(headerSecrets, vs...)
 		}
 	}
 	for _, f := range r.w.Faults {
 		if f.Action == nil {
 			continue
 		}
-		a, err := buildAction(f, headerSecrets)
+		a, err := buildAction(f, r.secrets)
 		if err != nil {
 			return &ConfigError{err}
 		}
@@ -83,7 +78,7 @@ func RedactedEventLog(s string) string {
 	return b.RedactedEventLog()
 }
 
-func buildAction(f workloads.Fault, headerSecrets []string) (faults.Action, error) {
+func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, error) {
 	a := f.Action
 	switch a.Kind {
 	case workloads.ActionRestart:
@@ -99,10 +94,10 @@ func buildAction(f workloads.Fault, headerSecrets []string) (faults.Action, erro
 		if err != nil {
 			return nil, err
 		}
-		secrets = append(secrets, headerSecrets...)
+		set := redact.New(append(secrets, runSecrets.Secrets()...)...)
 		e := faults.Exec{
 			Command: a.Command, Args: a.Args, Env: env, Timeout: a.Timeout, MaxOutput: a.MaxOutput,
-			Redact: func(b []byte) []byte { return wire.RedactText(b, nil, secrets...) },
+			Redact: set.Bytes,
 		}
 		if a.WaitFor != nil {
 			e.WaitFor = waitFor(a.WaitFor)

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -46,6 +47,8 @@ type runner struct {
 	id   string        // the run's id: in the export, the live metrics and the progress view
 	late time.Duration // how long after the plan's StartAt a late shard started
 	gen  *generator.Sampler
+
+	secrets *redact.Set // cut out of all that leaves the run (secrets.go)
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -60,6 +63,9 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
 	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
+	r.secrets = runSecrets(r.w)
+	r.opts.stderr = r.secrets.Writer(r.opts.stderr)
+	defer func() { exp, err = r.redactOut(exp, err) }() // runs last: after the recover below
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
@@ -185,6 +191,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		fatal = true
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
+	r.secrets.Value(&problems)
 	if r.opts.onProblems != nil {
 		r.opts.onProblems(problems)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -126,7 +127,7 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 		r.tgt.label = "builtin"
 		return wire.Conn{URL: u}, truth.Func(inst.DeathTime), nil
 	}
-	u, err := url.Parse(t.URL)
+	u, err := redact.ParseURL(t.URL)
 	if err != nil {
 		return wire.Conn{}, nil, configErr("%s: target.url: %w", t.Where, err)
 	}
@@ -140,7 +141,7 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 			return wire.Conn{}, nil, configErr("target.ca_file: %w", err)
 		}
 	}
-	r.tgt.label = redactURL(u)
+	r.tgt.label = redact.URL(u)
 	r.tgt.estimated = true
 	if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
@@ -225,16 +226,6 @@ func (r *runner) describeTarget(run *results.Run) {
 			run.NotObservable[f.Name()] = na
 		}
 	}
-}
-
-// redactURL is a URL fit for output: no credentials, no query (which may carry a key).
-func redactURL(u *url.URL) string {
-	c := *u
-	c.User = nil
-	if c.RawQuery != "" {
-		c.RawQuery = "…"
-	}
-	return c.String()
 }
 
 // callsOn says, for a time since the start, whether the workload's phase then makes calls.

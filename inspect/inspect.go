@@ -2,12 +2,14 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/redact"
 )
 
 // Options say how to reach the server and how long to look.
@@ -57,7 +59,23 @@ type inspector struct {
 // Inspect fingerprints the server. It returns an *UnreachableError when it could not inspect
 // at all (unreachable, or initialize refused); whatever it could find otherwise is in the
 // Fingerprint, with notes for what it could not.
-func Inspect(ctx context.Context, o Options) (*Fingerprint, error) {
+//
+// Everything it returns and every progress line passes the server's secrets (the connection's
+// headers, the user-info and query of its URL) through redact on the way out, after decoding:
+// a token the server quoted JSON-escaped or percent-encoded is plain by then.
+func Inspect(ctx context.Context, o Options) (fp *Fingerprint, err error) {
+	secrets := o.Conn.Secrets()
+	if progress := o.Progress; progress != nil {
+		o.Progress = func(s string) { progress(secrets.String(s)) }
+	}
+	defer func() {
+		var ue *UnreachableError
+		if errors.As(err, &ue) {
+			ue.Err = secrets.Error(ue.Err)
+		}
+		secrets.Value(fp)
+		err = secrets.Error(err)
+	}()
 	in, err := newInspector(o)
 	if err != nil {
 		return nil, &UnreachableError{err}
@@ -87,7 +105,7 @@ func newInspector(o Options) (*inspector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &inspector{o: o, fp: &Fingerprint{URL: redact(o.Conn), ProbeMethods: map[string]ProbeMethod{}},
+	return &inspector{o: o, fp: &Fingerprint{URL: redact.URL(o.Conn.URL), ProbeMethods: map[string]ProbeMethod{}},
 		ep: &wire.Endpoint{URL: o.Conn.URL.String(), HTTP: hc, Protocol: o.Protocol, RequestTimeout: o.Timeout,
 			MaxBody: maxBody, MaxEvent: maxEvent, ClientName: "mcpchaos-inspect"}}, nil
 }
@@ -242,13 +260,4 @@ func describe(rep *wire.Reply, err error) string {
 	default:
 		return fmt.Sprintf("HTTP %d %s", rep.Status, rep.Body)
 	}
-}
-
-func redact(c wire.Conn) string {
-	u := *c.URL
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "…"
-	}
-	return u.String()
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/redact"
 )
 
 var targetSchema = schema{keys: []schemaKey{
@@ -143,10 +145,11 @@ func unwrapPath(err error) error {
 }
 
 // CheckURL checks a target URL; it returns "" or what is wrong and what to do. The URL is
-// quoted with any user-info cut out: it may carry a token.
+// quoted as redact.URLString shows it (user-info and query cut out: they may carry a token),
+// and never parsed for an error with its credentials in it.
 func CheckURL(raw string) string {
-	u, err := url.Parse(raw)
-	s := shownURL(raw)
+	u, err := redact.ParseURL(raw)
+	s := redact.URLString(raw)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%q is not a URL (%v); write it as https://host[:port]/path", s, urlErr(err))
@@ -164,15 +167,7 @@ func CheckURL(raw string) string {
 	return ""
 }
 
-// shownURL is raw fit for output: any user-info (user:token@) replaced, parseable or not.
-func shownURL(raw string) string {
-	if i, j := strings.Index(raw, "://"), strings.LastIndex(raw, "@"); i >= 0 && j > i {
-		return raw[:i+3] + "REDACTED@" + raw[j+1:]
-	}
-	return raw
-}
-
-// urlErr is why url.Parse refused a URL, without the URL (which may carry credentials).
+// urlErr is why redact.ParseURL refused a URL, without the URL.
 func urlErr(err error) error {
 	if ue, ok := err.(*url.Error); ok {
 		return ue.Err
@@ -285,8 +280,8 @@ func (d *decoder) toxiproxyURL(f *field) string {
 // CheckToxiproxyURL checks the URL of a toxiproxy-server's API; it returns "" or what is wrong
 // and what to do.
 func CheckToxiproxyURL(raw string) string {
-	u, err := url.Parse(raw)
-	s := shownURL(raw)
+	u, err := redact.ParseURL(raw)
+	s := redact.URLString(raw)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%q is not a URL (%v); write it as http://host:8474", s, urlErr(err))

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/mcpchaos/mcpchaos/redact"
 )
 
 // Routing rules and event-log placements of the built-in server's topology
@@ -62,18 +64,8 @@ func checkRedisURL(s string) string {
 	return ""
 }
 
-// RedactedEventLog is the event log as it may be printed: a Redis URL's
-// password replaced.
-func (b *BuiltinTarget) RedactedEventLog() string {
-	u, err := url.Parse(b.EventLog)
-	if err != nil || u.User == nil {
-		return b.EventLog
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
+// RedactedEventLog is the event log as it may be printed: a Redis URL as redact.URL shows it.
+func (b *BuiltinTarget) RedactedEventLog() string { return redact.URLString(b.EventLog) }
 
 // Topological says whether the workload needs the reference server as a
 // cluster (replicas behind the router): more than one replica, a shared or

@@ -3,41 +3,41 @@ package wire
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
-	"testing/iotest"
+
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
 )
 
-func TestRedactBody(t *testing.T) {
-	secrets := secretsOf(http.Header{"Authorization": {"Bearer tok-12345678"}, "X-Short": {"abc"}})
-	for _, c := range []struct{ in, want string }{
-		{"unauthorized: Bearer tok-12345678\n", "unauthorized: [redacted]\n"},
-		{"token tok-12345678 alone", "token [redacted] alone"},
-		{"abc is not a secret", "abc is not a secret"},
-		{"tok-1234567", "tok-1234567"}, // a prefix at the very end is released at EOF
+// A server that quotes the Authorization header in its body, JSON-escaped the way PHP does
+// (`\/`) or percent-encoded: what the client reads has none of it.
+func TestBodiesAreRedacted(t *testing.T) {
+	const token = "Zm9vYmFy/YmF6+cXV4aGVsbG8="
+	for name, echo := range map[string]func(string) string{
+		"literal":     func(s string) string { return s },
+		"php json":    func(s string) string { return strings.ReplaceAll(s, "/", `\/`) },
+		"query":       url.QueryEscape,
+		"path escape": url.PathEscape,
 	} {
-		for name, wrap := range map[string]func(io.Reader) io.Reader{
-			"whole": func(r io.Reader) io.Reader { return r }, "byte by byte": iotest.OneByteReader,
-		} {
-			b := &redactBody{r: io.NopCloser(wrap(strings.NewReader(c.in))), secrets: secrets}
-			got, err := io.ReadAll(b)
-			if err != nil || string(got) != c.want {
-				t.Errorf("%s %q: got %q, %v; want %q", name, c.in, got, err, c.want)
+		t.Run(name, func(t *testing.T) {
+			addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.WriteString(w, `{"error":"bad `+echo(r.Header.Get("Authorization"))+`"}`)
+			}), nil)
+			u, _ := url.Parse("http://" + addr + "/mcp")
+			hc, err := NewHTTPClient(Conn{URL: u, Header: http.Header{"Authorization": {"Bearer " + token}}})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			resp, err := hc.Get(u.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(body) != `{"error":"bad [redacted]"}` {
+				t.Errorf("got %q", body)
+			}
+		})
 	}
-}
-
-// An SSE event ends in a blank line, which cannot start a secret: it is released at once, not
-// held back until the next event arrives.
-func TestRedactBodyHoldsNoEventBack(t *testing.T) {
-	pr, pw := io.Pipe()
-	b := &redactBody{r: pr, secrets: secretsOf(http.Header{"Authorization": {"Bearer tok-12345678"}})}
-	go func() { _, _ = io.WriteString(pw, "data: {}\n\n") }() // and nothing more
-	buf := make([]byte, 64)
-	n, err := io.ReadAtLeast(b, buf, len("data: {}\n\n"))
-	if err != nil || string(buf[:n]) != "data: {}\n\n" {
-		t.Fatalf("got %q, %v", buf[:n], err)
-	}
-	pw.Close()
 }

@@ -30,6 +30,9 @@ func TestRedirectSecretsNeverInErrors(t *testing.T) {
 		}},
 		{"credential in the user-info", func(*http.Request) string { return "http://admin:" + own + "@127.0.0.2:9/" }},
 		{"credential in the query, same origin, a loop", func(r *http.Request) string { return "/mcp?key=" + own }},
+		{"token percent-encoded in the path, same origin, a loop", func(r *http.Request) string {
+			return "/loop/" + strings.ReplaceAll(url.QueryEscape(r.Header.Get("Authorization")), "+", "%20") + "/x"
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +53,7 @@ func TestRedirectSecretsNeverInErrors(t *testing.T) {
 			if Kind(err) != metrics.ErrRedirect {
 				t.Errorf("classified %v: %v", Kind(err), err)
 			}
-			for _, secret := range []string{token, own} {
+			for _, secret := range []string{token, own, url.PathEscape(token), "Bearer%20" + token} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("the error carries %q: %v", secret, err)
 				}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/redact"
 )
 
 // Conn says how to reach a target by URL: through which address, over which HTTP version,
@@ -113,8 +115,8 @@ func NewHTTPClient(c Conn) (*http.Client, error) {
 	}
 	t.Protocols = &p
 	var rt http.RoundTripper = Streaming(t) // held streams on connections of their own
-	if len(c.Header) > 0 {
-		rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: secretsOf(c.Header)}
+	if secrets := c.Secrets(); len(c.Header) > 0 || !secrets.Empty() {
+		rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: secrets}
 	}
 	return &http.Client{Transport: rt, CheckRedirect: SameOrigin(c.URL)}, nil
 }
@@ -148,7 +150,7 @@ func (e *RedirectError) Error() string { return "redirect refused: " + e.Reason 
 type headerTransport struct {
 	base    http.RoundTripper
 	header  http.Header
-	secrets [][]byte // cut out of response bodies (redact.go)
+	secrets *redact.Set // cut out of response bodies and errors (redact.go)
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -157,8 +159,8 @@ func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.Header[k] = append([]string(nil), vs...)
 	}
 	resp, err := h.base.RoundTrip(r)
-	if err == nil && len(h.secrets) > 0 {
-		resp.Body = &redactBody{r: resp.Body, secrets: h.secrets}
+	if err == nil {
+		resp.Body = h.secrets.Reader(resp.Body)
 	}
 	return resp, err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/redact"
 
 	"github.com/spf13/cobra"
 
@@ -77,7 +78,7 @@ could not; 2 for bad flags.`,
 				}
 				var ue *inspect.UnreachableError
 				if errors.As(err, &ue) {
-					return fmt.Errorf("%s: %w", fp0(u), err)
+					return fmt.Errorf("%s: %w", redact.URL(u), err)
 				}
 				return err
 			}
@@ -120,14 +121,6 @@ func writeFingerprint(cmd *cobra.Command, fp *inspect.Fingerprint, jsonOut strin
 		fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
 	}
 	return nil
-}
-
-// fp0 names the server in an error, without credentials or query.
-func fp0(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	return c.String()
 }
 
 // parseToolArgs reads --tool-args: a JSON object, for the tool --tool names.
