@@ -10,8 +10,9 @@ import (
 	"strings"
 )
 
-// Encodings are the spellings of secret that a text must not contain once redacted: what a
-// server, a library or one of our outputs may have made of it. The tests search for each.
+// Encodings are spellings of secret that a text must not hold once redacted (a Set cuts these
+// and more): what a server, a library or one of our outputs may have made of it. Tests search
+// outputs for each.
 func Encodings(secret string) map[string]string {
 	out := map[string]string{"literal": secret}
 	j, _ := json.Marshal(secret)
