@@ -34,8 +34,11 @@ func TestURLsCheckedAsRunWould(t *testing.T) {
 		{"http://127.0.0.1:8474", "http://127.0.0.1:0", `u.yaml:9:12: toxiproxy: "http://127.0.0.1:0": port 0 is not a TCP port`},
 		{"http://127.0.0.1:8474", "http://user:s3cr3t-t0ken@127.0.0.1:8474", `u.yaml:9:12: toxiproxy: carries credentials`},
 		{"http://127.0.0.1:8474", "http://user:s3cr3t-t0ken@127.0.0.1:99999", `u.yaml:9:12: toxiproxy: carries credentials`},
-		{"http://127.0.0.1:8474", "http://user:s3cr3t-t0ken@127.0.0.1:8x/", `u.yaml:9:12: toxiproxy: "http://REDACTED@127.0.0.1:8x/" is not a URL`},
+		{"http://127.0.0.1:8474", "http://user:s3cr3t-t0ken@127.0.0.1:8x/", `u.yaml:9:12: toxiproxy: "http://[redacted]@127.0.0.1:8x/" is not a URL`},
 		{"https://localhost:8443/mcp", "ftp://s3cr3t-t0ken@localhost/mcp", `u.yaml:3:8: target.url: carries credentials`},
+		// a password with a '/': url.Parse reads "s3cr3t" as a port and quotes it
+		{"http://127.0.0.1:8474", "http://user:s3cr3t/t0ken@127.0.0.1:8474", `u.yaml:9:12: toxiproxy: "http://[redacted]@127.0.0.1:8474" is not a URL`},
+		{"https://localhost:8443/mcp", "https://user:s3cr3t/t0ken@localhost:8443/mcp?key=s3cr3t-k3y", `u.yaml:3:8: target.url: "https://[redacted]@localhost:8443/mcp?[redacted]" is not a URL`},
 	} {
 		_, err := Parse("u.yaml", []byte(strings.Replace(urlBase, tc.old, tc.new, 1)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
