@@ -62,7 +62,7 @@ const (
 	MaxClientsPerProcess = 100_000
 )
 
-const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (README \"Shards and Kubernetes\")"
+const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (docs/shards.md)"
 
 // CheckClientsPerProcess tells whether one process can run w, the part of a fleet it is given
 // (a shard's part, or the whole workload), within MaxClientsPerProcess.

@@ -17,7 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/commands.md ("Exit status").
 const (
 	exitOK          = 0
 	exitRuntime     = 1   // the run could not be carried out
