@@ -23,6 +23,9 @@ func Example() {
 	for i := range w.Groups {
 		w.Groups[i].Clients = 5
 	}
+	// NewPlan holds a workload changed in Go to the rules of a file (Workload.Validate): a
+	// value no file could hold (Clients = -3, two groups of one name, an unknown probe) is a
+	// *engine.ConfigError naming the field, and nothing starts.
 	plan, err := engine.NewPlan(w)
 	if err != nil {
 		fmt.Println(err)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,25 +72,27 @@ func WithLabels(labels map[string]string) PlanOption {
 	}
 }
 
-// NewPlan applies the options to w (which it does not change) and checks the result once.
+// NewPlan applies the options to w (which it does not change) and checks the result once,
+// with Workload.Validate: a workload changed in Go is held to the rules of a workload file. Its
+// error is a *ConfigError naming the field at fault (groups[0].clients, thresholds[1], shard,
+// toxiproxy, target.url, labels); it never panics on a value a caller can set.
 func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
-	if w == nil || len(w.Groups) == 0 {
-		return nil, configErr("the workload has no groups")
+	if w == nil {
+		return nil, &ConfigError{Field: "workload", Err: errors.New("no workload; load one with workloads.Load or workloads.Builtin")}
 	}
 	var d planDraft
 	for _, o := range opts {
 		o(&d)
 	}
 	p := d.plan
-	extra := p.Thresholds
-	p.Thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), extra...)
-	if err := checkThresholds(w, extra); err != nil {
+	if err := invalid(w.Validate()); err != nil {
 		return nil, err
 	}
+	if err := invalid(w.CheckThresholds("thresholds (added)", p.Thresholds)); err != nil {
+		return nil, err
+	}
+	p.Thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), p.Thresholds...)
 	if d.toxiproxy != nil {
-		if msg := workloads.CheckToxiproxyURL(*d.toxiproxy); msg != "" {
-			return nil, configErr("toxiproxy %s", msg)
-		}
 		c := *w
 		c.Toxiproxy = *d.toxiproxy
 		w = &c
@@ -97,13 +100,18 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if d.target != nil {
 		nw, err := w.WithTarget(*d.target)
 		if err != nil {
-			return nil, &ConfigError{fmt.Errorf("%s: %w", whereOf(*d.target), err)}
+			return nil, &ConfigError{Field: "target", Err: fmt.Errorf("%s: %w", whereOf(*d.target), err)}
 		}
 		w = nw
 	}
+	if d.toxiproxy != nil || d.target != nil {
+		if err := invalid(w.Validate()); err != nil { // what the options changed
+			return nil, err
+		}
+	}
 	if s := p.Shard; s != nil {
 		if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-			return nil, configErr("shard %d/%d: the index counts from 0 and must be below the count", s.Index, s.Count)
+			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the index counts from 0 and must be below the count", s.Index, s.Count)}
 		}
 		if !p.StartAt.IsZero() {
 			at := p.StartAt.UTC()
@@ -112,15 +120,24 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		w = shardWorkload(w, s)
 	}
 	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
-		return nil, &ConfigError{err}
+		return nil, &ConfigError{Field: "groups", Err: err}
 	}
 	for k := range p.Labels {
 		if k == "" {
-			return nil, configErr("a run label needs a key: write key=value, e.g. release=v1.4.2")
+			return nil, &ConfigError{Field: "labels", Err: errors.New("a run label needs a key: write key=value, e.g. release=v1.4.2")}
 		}
 	}
 	p.Workload = w
 	return &p, nil
+}
+
+// invalid is Validate's error as a ConfigError naming the first field at fault.
+func invalid(err error) error {
+	var ve *workloads.ValidationError
+	if err == nil || !errors.As(err, &ve) || len(ve.Errs) == 0 {
+		return err
+	}
+	return &ConfigError{Field: ve.Errs[0].Field, Err: err}
 }
 
 func whereOf(t workloads.Target) string {
@@ -128,26 +145,6 @@ func whereOf(t workloads.Target) string {
 		return t.Where
 	}
 	return "target"
-}
-
-// checkThresholds checks that every added threshold names a group of w, and that those that
-// abort can be judged before the end.
-func checkThresholds(w *workloads.Workload, ths []gate.Threshold) error {
-	groups := map[string]bool{"overall": true}
-	for _, g := range w.Groups {
-		groups[g.Name] = true
-	}
-	for _, th := range ths {
-		if !groups[th.Scope] {
-			return configErr("threshold %q: workload %s has no group %q", th.Expr, w.Name, th.Scope)
-		}
-		if th.AbortOnFail {
-			if err := th.EarlyError(); err != nil {
-				return configErr("threshold %q: %v", th.Expr, err)
-			}
-		}
-	}
-	return nil
 }
 
 // shardWorkload is the part of w that shard s runs: in every group, the clients whose number

@@ -129,7 +129,7 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 	}
 	header, err := t.ExpandHeaders(os.LookupEnv)
 	if err != nil {
-		return clients.Conn{}, nil, &ConfigError{err}
+		return clients.Conn{}, nil, &ConfigError{Err: err}
 	}
 	conn := clients.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
 	if t.CAFile != "" {

@@ -155,7 +155,7 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 	}
 	plan, err := engine.NewPlan(w, opts...)
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, flagError(err)
 	}
 	return plan, nil
 }
