@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -37,9 +38,9 @@ func Example() {
 		return
 	}
 	naive, probe := exp.Group("naive"), exp.Group("probe")
-	fmt.Println("naive misattributes errors:", naive.Counters["misattributed_errors"] > 0)
-	fmt.Println("naive retries into dead sessions:", naive.Counters["retries_against_dead"] > 0)
-	fmt.Println("probe misattributes errors:", probe.Counters["misattributed_errors"] > 0)
+	fmt.Println("naive misattributes errors:", naive.Counter(metrics.MisattributedErrors) > 0)
+	fmt.Println("naive retries into dead sessions:", naive.Counter(metrics.RetriesAgainstDead) > 0)
+	fmt.Println("probe misattributes errors:", probe.Counter(metrics.MisattributedErrors) > 0)
 	// Output:
 	// naive misattributes errors: true
 	// naive retries into dead sessions: true
