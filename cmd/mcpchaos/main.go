@@ -12,6 +12,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
+
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -65,6 +68,9 @@ func exitCode(err error) int {
 }
 
 func main() {
+	// The process is the command's: zerolog's global logger, which embedded Toxiproxy's
+	// bandwidth toxic writes through (faults.NewEmbedded), must not draw over the progress view.
+	zlog.Logger = zerolog.Nop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	abandon := &engine.Abandoner{}
