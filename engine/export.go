@@ -74,13 +74,10 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		PlannedSeconds: r.w.Duration.Seconds(),
 		Interrupted:    interrupted,
 		Proxies:        r.proxies,
-		Shard:          r.plan.Shard,
+		Shard:          r.exportedShard(),
 	}
 	run.ID, run.Labels = r.id, r.plan.Labels
 	if r.late > 0 && run.Shard != nil {
-		s := *run.Shard
-		s.LateS = roundS(r.late)
-		run.Shard = &s
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}
 	r.describeTarget(&run)
@@ -198,4 +195,22 @@ func (r *runner) failedExport(at time.Time, cause error) (*results.Export, error
 		return nil, errors.Join(&SetupError{cause}, err)
 	}
 	return exp, &SetupError{cause}
+}
+
+// exportedShard is how the export records the plan's shard: which one, the start time the
+// shards agreed on, and how late this one came.
+func (r *runner) exportedShard() *results.Shard {
+	s := r.plan.Shard
+	if s == nil {
+		return nil
+	}
+	out := &results.Shard{Index: s.Index, Count: s.Count}
+	if !r.plan.StartAt.IsZero() {
+		at := r.plan.StartAt.UTC()
+		out.StartAt = &at
+	}
+	if r.late > 0 {
+		out.LateS = roundS(r.late)
+	}
+	return out
 }

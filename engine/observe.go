@@ -9,7 +9,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
-	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -34,7 +33,7 @@ type Ticker interface {
 // View is a run's live numbers, read from the recorders' atomics and the fleets' census.
 type View struct {
 	Workload string
-	Shard    *results.Shard
+	Shard    *Shard            // nil: the whole fleet
 	Start    time.Time         // when the clients start
 	Planned  time.Duration     // how long the run is planned to last
 	RunID    string            // the run's id, as its export records it
@@ -56,7 +55,7 @@ type GroupStatus struct {
 	Recorder *metrics.Recorder
 }
 
-func newView(w string, shard *results.Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Recorder) *View {
+func newView(w string, shard *Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Recorder) *View {
 	return &View{Workload: w, Shard: shard, Planned: planned, fleets: fleets, recs: recs, believed: make([]atomic.Int64, len(recs))}
 }
 
@@ -109,26 +108,17 @@ func (v *View) Recorders() []*metrics.Recorder { return v.recs }
 // Believed is group i's sessions believed live but dead at the last census (Groups).
 func (v *View) Believed(i int) int64 { return v.believed[i].Load() }
 
-// live reads recorders' counters, errors and false-healthy time now (no histograms), as a
-// results.Group that the threshold vocabulary can read: one group's, or their sum
-// ("overall") when given several.
-func live(recs ...*metrics.Recorder) results.Group {
-	g := results.Group{Counters: map[string]int64{}, Errors: map[string]int64{}}
-	for _, rec := range recs {
-		g.Name = rec.Name
-		g.Clients += rec.Clients
-		for _, c := range metrics.Counters() {
-			g.Counters[c.String()] += rec.Get(c)
-		}
-		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-			g.Errors[k.String()] += rec.Errors(k)
-		}
-		g.FalseHealthySeconds += rec.FalseHealthy().Seconds()
+// running is a recorder's running totals now, read from its atomics, keyed by name (the
+// timeline records them as such): counters, and transport errors by kind.
+func running(rec *metrics.Recorder) (counters, errs map[string]int64) {
+	counters, errs = map[string]int64{}, map[string]int64{}
+	for _, c := range metrics.Counters() {
+		counters[c.String()] = rec.Get(c)
 	}
-	if len(recs) != 1 {
-		g.Name = "overall"
+	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+		errs[k.String()] = rec.Errors(k)
 	}
-	return g
+	return counters, errs
 }
 
 // observing runs the observers: each Ticker ticks at start, start+every, ... on a goroutine of its

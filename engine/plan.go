@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/gate"
-	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -14,7 +13,7 @@ import (
 // thresholds to judge and when to start. NewPlan builds it without I/O.
 type Plan struct {
 	Workload   *workloads.Workload
-	Shard      *results.Shard   // nil: the whole fleet
+	Shard      *Shard           // nil: the whole fleet
 	StartAt    time.Time        // zero: as soon as set up
 	Thresholds []gate.Threshold // the workload's, then the options'
 	// Labels say what the run tested (release, commit, environment): the export records them,
@@ -45,8 +44,15 @@ func WithToxiproxy(api string) PlanOption {
 
 // WithShard runs every count-th client of each group, from client index (counted from 0).
 func WithShard(index, count int) PlanOption {
-	return func(d *planDraft) { d.plan.Shard = &results.Shard{Index: index, Count: count} }
+	return func(d *planDraft) { d.plan.Shard = &Shard{Index: index, Count: count} }
 }
+
+// Shard is the part of a fleet one process runs: in every group, the clients whose number
+// modulo Count is Index. (The export records it as a results.Shard, with the agreed start
+// time and how late this shard came.)
+type Shard struct{ Index, Count int }
+
+func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // WithStartAt starts the clients at t (shards starting together).
 func WithStartAt(t time.Time) PlanOption {
@@ -113,10 +119,6 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
 			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the index counts from 0 and must be below the count", s.Index, s.Count)}
 		}
-		if !p.StartAt.IsZero() {
-			at := p.StartAt.UTC()
-			s.StartAt = &at
-		}
 		w = shardWorkload(w, s)
 	}
 	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
@@ -153,7 +155,7 @@ func whereOf(t workloads.Target) string {
 // fewer than the shards has none on some shards; it still has its proxy and its (empty)
 // numbers there, so that every shard's export has every group. The workload's name and hash
 // are unchanged: they identify the run the shards belong to.
-func shardWorkload(w *workloads.Workload, s *results.Shard) *workloads.Workload {
+func shardWorkload(w *workloads.Workload, s *Shard) *workloads.Workload {
 	cp := *w
 	cp.Groups = append([]workloads.GroupSpec(nil), w.Groups...)
 	for i := range cp.Groups {

@@ -36,8 +36,8 @@ func (tl *timeline) Observe(v *View, now time.Time) {
 				results.StateBelievedLiveButDead:   int64(c.BelievedLiveButDead),
 			}),
 		}
-		lg := live(g.Recorder)
-		gs.Counters, gs.Errors = results.NonZero(lg.Counters), results.NonZero(lg.Errors)
+		counters, errs := running(g.Recorder)
+		gs.Counters, gs.Errors = results.NonZero(counters), results.NonZero(errs)
 		smp.Groups[g.Name] = gs
 	}
 	tl.mu.Lock()

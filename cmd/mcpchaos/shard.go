@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -41,7 +42,7 @@ func parseStartAt(s string, now time.Time, shard bool) (time.Time, error) {
 	return t, nil
 }
 
-func describeShard(s *results.Shard) string {
+func describeShard(s *engine.Shard) string {
 	if s == nil {
 		return ""
 	}
