@@ -150,19 +150,11 @@ func (r *runner) noSessions() string {
 	}
 	// The counters' atomics, not Snapshot: merging every histogram here doubled the work
 	// between the fleets' end and the export (seconds on a loaded machine).
-	var started int64
-	errs := map[string]int64{}
-	for _, rec := range r.recs {
-		started += rec.Get(metrics.SessionsStarted)
-		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-			if n := rec.Errors(k); n > 0 {
-				errs[k.String()] += n
-			}
-		}
-	}
-	if started > 0 || len(r.recs) == 0 {
+	all := liveGroup(r.recs)
+	if all.counter(metrics.SessionsStarted) > 0 || len(r.recs) == 0 {
 		return ""
 	}
+	errs := all.errors()
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, errs[k]))

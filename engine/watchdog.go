@@ -67,28 +67,48 @@ var counterByName = func() map[string]metrics.Counter {
 }()
 
 func (g liveGroup) Value(m gate.Metric) (float64, bool) {
-	var v float64
+	switch m.Kind() {
+	case gate.KindCounter:
+		c, ok := counterByName[m.Key()]
+		return float64(g.counter(c)), ok
+	case gate.KindErrors:
+		var n int64
+		for k, v := range g.errors() {
+			if m.Key() == "" || m.Key() == k {
+				n += v
+			}
+		}
+		return float64(n), true
+	case gate.KindFalseHealthy:
+		var s float64
+		for _, rec := range g {
+			s += rec.FalseHealthy().Seconds()
+		}
+		return s, true
+	}
+	return 0, false // not a metric that only grows: judged at the end, on the export
+}
+
+// counter is the sum of the recorders' counter c.
+func (g liveGroup) counter(c metrics.Counter) int64 {
+	var n int64
 	for _, rec := range g {
-		switch m.Kind() {
-		case gate.KindCounter:
-			c, ok := counterByName[m.Key()]
-			if !ok {
-				return 0, false
+		n += rec.Get(c)
+	}
+	return n
+}
+
+// errors sums the recorders' transport errors by kind; kinds with none are left out.
+func (g liveGroup) errors() map[string]int64 {
+	errs := map[string]int64{}
+	for _, rec := range g {
+		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+			if n := rec.Errors(k); n > 0 {
+				errs[k.String()] += n
 			}
-			v += float64(rec.Get(c))
-		case gate.KindErrors:
-			for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-				if m.Key() == "" || m.Key() == k.String() {
-					v += float64(rec.Errors(k))
-				}
-			}
-		case gate.KindFalseHealthy:
-			v += rec.FalseHealthy().Seconds()
-		default:
-			return 0, false // not a metric that only grows: judged at the end, on the export
 		}
 	}
-	return v, true
+	return errs
 }
 
 // abortThresholds are the thresholds to judge while the run goes on.

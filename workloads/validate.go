@@ -175,7 +175,6 @@ func (v *validator) groups(w *Workload) {
 		return
 	}
 	seen := map[string]int{}
-	total := 0
 	for i, g := range w.Groups {
 		f := fmt.Sprintf("groups[%d]", i)
 		if !validName(g.Name) || len(g.Name) > maxNameLen {
@@ -186,9 +185,6 @@ func (v *validator) groups(w *Workload) {
 			seen[g.Name] = i
 		}
 		v.intIn(f+".clients", g.Clients, 1, maxClients)
-		if g.Clients > 0 {
-			total += min(g.Clients, maxClients)
-		}
 		v.duration(f+".ramp", g.Ramp, false)
 		if g.Ramp > w.Duration && w.Duration > 0 {
 			v.add(f+".ramp", "%s is longer than the whole run (%s)", fmtDur(g.Ramp), fmtDur(w.Duration))
@@ -223,7 +219,7 @@ func (v *validator) groups(w *Workload) {
 			}
 		}
 	}
-	if total > MaxClients {
+	if total := w.Clients(); total > MaxClients {
 		v.add("groups", "%d clients in all, more than %d; %s", total, MaxClients, shardHint)
 	}
 }
