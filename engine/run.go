@@ -14,6 +14,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -134,7 +135,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 		}
 	}
 	// Before the start (a StartAt ahead): nothing runs yet; an interrupt ends the wait.
-	if !sleepCtx(ctx, time.Until(start)-20*time.Millisecond) {
+	if !sleep.For(ctx, time.Until(start)-20*time.Millisecond) {
 		obs.stop(ctx, time.Now())
 		return nil, ErrInterrupted
 	}
@@ -225,21 +226,6 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return exp, &MeasureError{Problems: problems}
 	}
 	return exp, nil
-}
-
-// sleepCtx waits d, or until ctx ends (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // close tears everything down; safe on every exit path.
