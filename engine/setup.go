@@ -97,8 +97,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clien
 		// How the clients behave on the wire (clients.GroupConfig, workloads/clientkeys.go).
 		Arguments: g.Arguments, NoProgressTokens: g.NoProgressTokens, LogLevel: g.LogLevel,
 		Roots: g.Roots, Replies: g.ServerReplies,
-		ReconnectDelay: 100 * time.Millisecond,
-		ReconnectMax:   time.Second,
+		// ReconnectDelay and ReconnectMax: clients.NewFleet's defaults, their one source.
 	}
 	r.recs = append(r.recs, rec)
 	r.fleets = append(r.fleets, clients.NewFleet(fc, ep, rec, truth, callsOn(r.w.Phases)))
