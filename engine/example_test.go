@@ -26,7 +26,9 @@ func Example() {
 	}
 	// NewPlan holds a workload changed in Go to the rules of a file (Workload.Validate): a
 	// value no file could hold (Clients = -3, two groups of one name, an unknown probe) is a
-	// *engine.ConfigError naming the field, and nothing starts.
+	// *engine.ConfigError naming the field, and nothing starts. The export names this run's
+	// workload "builtin:seed-incident-fast (changed in Go)", with a hash of its own, so that
+	// compare never takes it for a run of the file's 25 clients a group.
 	plan, err := engine.NewPlan(w)
 	if err != nil {
 		fmt.Println(err)

@@ -94,6 +94,7 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if err := invalid(w.Validate()); err != nil {
 		return nil, err
 	}
+	w = w.AsRun() // a workload changed in Go is named as such in the export
 	if err := invalid(w.CheckThresholds("thresholds (added)", p.Thresholds)); err != nil {
 		return nil, err
 	}

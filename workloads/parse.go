@@ -92,6 +92,7 @@ func Parse(name string, data []byte) (w *Workload, err error) {
 	if err := w.Validate(); err != nil { // the decoder placed every mistake it knows; this is the rest
 		return nil, err
 	}
+	w.decodedAs = w.fingerprint()
 	return w, nil
 }
 

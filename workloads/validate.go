@@ -1,6 +1,9 @@
 package workloads
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -369,3 +372,44 @@ func (v *validator) thresholdList(field string, w *Workload, ths []gate.Threshol
 		}
 	}
 }
+
+// fingerprint is a digest of w's values (not of its Source and Hash, nor of the file's bytes);
+// "" when they cannot be encoded.
+func (w *Workload) fingerprint() string {
+	c := *w
+	c.Source, c.Hash = "", ""
+	b, err := json.Marshal(c)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ChangedInGo reports whether w is not what its file gave: changed in Go after Load, Parse or
+// Builtin, or built in Go from scratch.
+func (w *Workload) ChangedInGo() bool {
+	fp := w.fingerprint()
+	return w.decodedAs == "" || fp == "" || fp != w.decodedAs
+}
+
+// AsRun is w as a run names it. A workload changed in Go is another experiment than its file's:
+// its Source says so and its Hash is the digest of its values, so that compare and merge never
+// take a 5-client run of seed-incident-fast for one of the file's 25 (the same change made in
+// every shard gives every shard the same hash). An unchanged w is returned as it is.
+func (w *Workload) AsRun() *Workload {
+	if !w.ChangedInGo() {
+		return w
+	}
+	c := *w
+	if c.Source == "" {
+		c.Source = "go"
+	} else if !strings.HasSuffix(c.Source, changedInGo) {
+		c.Source += changedInGo
+	}
+	c.Hash = w.fingerprint()
+	c.decodedAs = c.fingerprint()
+	return &c
+}
+
+const changedInGo = " (changed in Go)"
