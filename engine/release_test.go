@@ -21,7 +21,7 @@ import (
 // runRelease runs rolling-deploy-fast (or affinity-loss-fast) with its event_log replaced.
 func runRelease(t *testing.T, name, eventLog string) *results.Export {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "..", "workloads", "builtin", name+".yaml"))
+	src, err := os.ReadFile(filepath.Join("..", "workloads", "builtin", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
