@@ -108,19 +108,6 @@ func (v *View) Recorders() []*metrics.Recorder { return v.recs }
 // Believed is group i's sessions believed live but dead at the last census (Groups).
 func (v *View) Believed(i int) int64 { return v.believed[i].Load() }
 
-// running is a recorder's running totals now, read from its atomics, keyed by name (the
-// timeline records them as such): counters, and transport errors by kind.
-func running(rec *metrics.Recorder) (counters, errs map[string]int64) {
-	counters, errs = map[string]int64{}, map[string]int64{}
-	for _, c := range metrics.Counters() {
-		counters[c.String()] = rec.Get(c)
-	}
-	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-		errs[k.String()] = rec.Errors(k)
-	}
-	return counters, errs
-}
-
 // observing runs the observers: each Ticker ticks at start, start+every, ... on a goroutine of its
 // own until ctx ends; stop then calls every Stop.
 type observing struct {

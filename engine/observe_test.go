@@ -44,8 +44,34 @@ func TestObserverLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, plain := &recorder{}, &startStop{}
-	if _, err := Run(context.Background(), plan, WithObserver(rec), WithObserver(plain), WithStderr(testWriter{t})); err != nil {
+	exp, err := Run(context.Background(), plan, WithObserver(rec), WithObserver(plain), WithStderr(testWriter{t}))
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The run's own timeline observer: samples in time order, every group in each, running
+	// totals that never fall and never pass the export's.
+	tl := exp.Timeline
+	if tl == nil || len(tl.Samples) < 2 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	for i, s := range tl.Samples {
+		for _, g := range exp.Groups {
+			gs, ok := s.Groups[g.Name]
+			if !ok {
+				t.Fatalf("sample %d has no group %s", i, g.Name)
+			}
+			for name, n := range gs.Counters {
+				if n > g.Counters[name] || i > 0 && n < tl.Samples[i-1].Groups[g.Name].Counters[name] {
+					t.Errorf("sample %d, %s.%s = %d: falls, or passes the export's %d", i, g.Name, name, n, g.Counters[name])
+				}
+			}
+		}
+		if i > 0 && s.TS <= tl.Samples[i-1].TS {
+			t.Errorf("sample %d at %vs after %vs", i, s.TS, tl.Samples[i-1].TS)
+		}
+	}
+	if last := tl.Samples[len(tl.Samples)-1].Groups["naive"].Counters["sessions_started"]; last == 0 {
+		t.Error("the timeline never saw a session start")
 	}
 	if plain.started != 1 || plain.stopped != 1 {
 		t.Errorf("an observer without a tick: started %d, stopped %d times, want once each", plain.started, plain.stopped)
