@@ -47,6 +47,9 @@ func WithShard(index, count int) PlanOption {
 	return func(d *planDraft) { d.plan.Shard = &Shard{Index: index, Count: count} }
 }
 
+// MaxShards bounds a plan's shard count.
+const MaxShards = 10000
+
 // Shard is the part of a fleet one process runs: in every group, the clients whose number
 // modulo Count is Index. (The export records it as a results.Shard, with the agreed start
 // time and how late this shard came.)
@@ -117,8 +120,11 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		}
 	}
 	if s := p.Shard; s != nil {
-		if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the index counts from 0 and must be below the count", s.Index, s.Count)}
+		switch {
+		case s.Count < 1 || s.Count > MaxShards:
+			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the shard count must be between 1 and %d", s.Index, s.Count, MaxShards)}
+		case s.Index < 0 || s.Index >= s.Count:
+			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the index counts from 0, so it must be between 0 and %d", s.Index, s.Count, s.Count-1)}
 		}
 		w = shardWorkload(w, s)
 	}
