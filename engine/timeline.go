@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
 )
@@ -29,7 +29,7 @@ type sample struct {
 
 type groupSample struct {
 	name     string
-	census   clients.Census
+	census   fleet.Census
 	counters []int64 // by metrics.Counter
 	errs     []int64 // by metrics.ErrorKind
 }

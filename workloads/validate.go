@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
 )
@@ -209,7 +209,7 @@ func (v *validator) groups(w *Workload) {
 		v.duration(f+".request_timeout", g.RequestTimeout, true)
 		v.oneOf(f+".protocol", g.Protocol, protocols)
 		if g.LogLevel != "" {
-			v.oneOf(f+".log_level", g.LogLevel, clients.LogLevels())
+			v.oneOf(f+".log_level", g.LogLevel, wire.LogLevels())
 		}
 		for j, r := range g.Roots {
 			if !strings.Contains(r.URI, "://") {
@@ -217,8 +217,8 @@ func (v *validator) groups(w *Workload) {
 			}
 		}
 		for m := range g.ServerReplies {
-			if m != clients.MethodSampling && m != clients.MethodElicitation {
-				v.add(f+".server_replies", "%q is not a server request mcpchaos answers; use %s or %s", m, clients.MethodSampling, clients.MethodElicitation)
+			if m != wire.MethodSampling && m != wire.MethodElicitation {
+				v.add(f+".server_replies", "%q is not a server request mcpchaos answers; use %s or %s", m, wire.MethodSampling, wire.MethodElicitation)
 			}
 		}
 	}

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -162,7 +163,7 @@ func TestInspectClusterFrontDoor(t *testing.T) {
 	}
 	defer inst.Close()
 	u, _ := url.Parse(inst.URL)
-	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: clients.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
+	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: wire.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
