@@ -78,8 +78,8 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		Protocol:       g.Protocol,
 		Generation:     gen.Generation,
 		RequestTimeout: g.RequestTimeout,
-		MaxBody:        4 << 20,
-		MaxEvent:       1 << 20,
+		MaxBody:        wire.MaxBody,
+		MaxEvent:       wire.MaxEvent,
 		ClientName:     "mcpchaos-" + g.Name,
 	}
 	if gen.Generation == wire.Stateless {
@@ -189,7 +189,7 @@ func (r *runner) negotiate(ctx context.Context, conn wire.Conn) (wire.Negotiated
 	}
 	defer hc.CloseIdleConnections()
 	ep := &wire.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: r.w.Groups[0].Protocol,
-		RequestTimeout: r.w.Groups[0].RequestTimeout, MaxBody: 4 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos"}
+		RequestTimeout: r.w.Groups[0].RequestTimeout, MaxBody: wire.MaxBody, MaxEvent: wire.MaxEvent, ClientName: "mcpchaos"}
 	n, err := ep.Negotiate(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
