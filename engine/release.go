@@ -48,7 +48,7 @@ func (r *runner) startBuiltin(cfg refserver.Config) (*refserver.Instance, error)
 func (r *runner) prepareActions() error {
 	if r.w.Target.Builtin == nil {
 		if _, err := r.w.Target.ExpandHeaders(os.LookupEnv); err != nil {
-			return &ConfigError{err}
+			return &ConfigError{Err: err}
 		}
 	}
 	for _, f := range r.w.Faults {
@@ -57,7 +57,7 @@ func (r *runner) prepareActions() error {
 		}
 		a, err := buildAction(f, r.secrets)
 		if err != nil {
-			return &ConfigError{err}
+			return &ConfigError{Err: err}
 		}
 		r.rel.actions = append(r.rel.actions, faults.ScheduledAction{Name: f.Name, At: f.At, Action: a})
 	}
@@ -66,7 +66,7 @@ func (r *runner) prepareActions() error {
 			continue
 		}
 		if r.inst == nil || r.inst.Cluster == nil { // --target, or --procs (whose shards get --target)
-			return &ConfigError{fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
+			return &ConfigError{Err: fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
 		}
 	}
 	return nil
