@@ -4,7 +4,7 @@
 // and decoded (reply.go), SSE streams and their resumption (sse.go, getstream.go), the
 // server's own requests answered (serverreq.go), the stateless 2026-07-28 revision's handshake
 // (generation.go), error classes (errors.go), and the redaction of every text that leaves it
-// (redact.go, redact_text.go). raw.go is the raw access `mcpchaos inspect` needs.
+// (redact.go, with package redact). raw.go is the raw access `mcpchaos inspect` needs.
 //
 // It must not decide anything after a drop or a failure (that is a policy's job, package
 // policy), keep a client's accounting or count a run's metrics beyond the server requests its
