@@ -65,18 +65,13 @@ var specials = map[rune][]string{
 	'\b': {`\b`}, '\f': {`\f`}, '\v': {`\v`}, '\a': {`\a`},
 }
 
-func firstBytes(a alt) []byte {
-	c := a.s[0]
-	if a.fold && c|0x20 >= 'a' && c|0x20 <= 'z' {
-		return []byte{c | 0x20, c &^ 0x20}
-	}
-	return []byte{c}
-}
-
 // at compares a with text from i: whole (n > 0 is the length matched), or only as far as the
 // text goes (partial: more text could complete it).
 func (a alt) at(text []byte, i int) (n int, partial bool) {
 	rest := text[i:]
+	if len(rest) > 0 && rest[0] != a.s[0] { // no encoding starts with a letter but the literal
+		return 0, false
+	}
 	m := min(len(rest), len(a.s))
 	for j := 0; j < m; j++ {
 		c, d := rest[j], a.s[j]
@@ -90,15 +85,26 @@ func (a alt) at(text []byte, i int) (n int, partial bool) {
 	return m, false
 }
 
+// escapeStart are the bytes an encoding other than the literal starts with.
+var escapeStart = [256]bool{'%': true, '\\': true, '&': true, '+': true}
+
 // matchAt matches form f at text[i:], each character in any of its encodings: the end of the
 // longest match (or -1), and whether more text could make a match there.
 func (s *Set) matchAt(text []byte, i int, f *form) (end int, partial bool) {
 	var buf1, buf2 [8]int
 	front, next := append(buf1[:0], i), buf2[:0]
-	for _, u := range f.units {
+	for _, alts := range f.alts {
 		next = next[:0]
 		for _, p := range front {
-			for _, a := range s.alts[u] {
+			if p < len(text) && !escapeStart[text[p]] { // only the literal can match here (alts[0])
+				n, part := alts[0].at(text, p)
+				partial = partial || part
+				if n > 0 && !slices.Contains(next, p+n) && len(next) < cap(next) {
+					next = append(next, p+n)
+				}
+				continue
+			}
+			for _, a := range alts {
 				n, part := a.at(text, p)
 				partial = partial || part
 				if n > 0 && !slices.Contains(next, p+n) && len(next) < cap(next) {
@@ -123,16 +129,13 @@ func (s *Set) redact(text []byte, more bool) (out []byte, held int) {
 	}
 	last := 0 // text[:last] is in out
 	for i := 0; i < len(text); i++ {
-		if !s.first[text[i]] {
+		ks := s.byFirst[text[i]]
+		if len(ks) == 0 {
 			continue
 		}
 		end, partial := -1, false
-		for k := range s.forms {
-			f := &s.forms[k]
-			if !f.first[text[i]] {
-				continue
-			}
-			e, p := s.matchAt(text, i, f)
+		for _, k := range ks {
+			e, p := s.matchAt(text, i, &s.forms[k])
 			end, partial = max(end, e), partial || p
 		}
 		if end < 0 && partial && more {

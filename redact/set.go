@@ -21,14 +21,15 @@ const MinLen = 8
 type Set struct {
 	secrets []string
 	forms   []form         // each secret's literal and base64 forms, longest first
-	first   [256]bool      // bytes that can start some form in some encoding
+	byFirst [256][]int     // the forms (indexes) that can start with a byte, in some encoding
 	alts    map[rune][]alt // the encodings of each character of the forms
 }
 
 // form is one spelling of a secret (the secret itself, or one of its base64 forms), a unit a
 // character; each unit is matched in any of its encodings (alts).
 type form struct {
-	units []rune // a rune, or -1-b for a byte b that is not UTF-8
+	units []rune  // a rune, or -1-b for a byte b that is not UTF-8
+	alts  [][]alt // the encodings of each unit (Set.alts, looked up once)
 	first [256]bool
 }
 
@@ -62,7 +63,7 @@ func (s *Set) Add(secrets ...string) {
 			s.addForm(b)
 		}
 	}
-	slices.SortStableFunc(s.forms, func(a, b form) int { return len(b.units) - len(a.units) })
+	s.index()
 }
 
 // AddHeader adds the values of extra request headers: each whole value, each of its words
@@ -121,14 +122,25 @@ func (s *Set) addForm(v string) {
 		if _, ok := s.alts[r]; !ok {
 			s.alts[r] = encodings(r)
 		}
+		f.alts = append(f.alts, s.alts[r])
 	}
 	for _, a := range s.alts[f.units[0]] {
-		for _, c := range firstBytes(a) {
-			f.first[c] = true
-			s.first[c] = true
-		}
+		f.first[a.s[0]] = true // no encoding starts with a letter but the literal: no case to fold
 	}
 	s.forms = append(s.forms, f)
+}
+
+// index lists, for each byte, the forms that can start with it, longest first.
+func (s *Set) index() {
+	slices.SortStableFunc(s.forms, func(a, b form) int { return len(b.units) - len(a.units) })
+	for c := range s.byFirst {
+		s.byFirst[c] = s.byFirst[c][:0]
+		for k := range s.forms {
+			if s.forms[k].first[c] {
+				s.byFirst[c] = append(s.byFirst[c], k)
+			}
+		}
+	}
 }
 
 // base64Forms are the base64 and base64url spellings of v: whole (padded and not), and the
