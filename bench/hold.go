@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/redact"
 )
 
 // Client kinds a measurement can hold.
@@ -40,7 +40,7 @@ type Options struct {
 }
 
 func (o Options) check() error {
-	u, err := url.Parse(o.URL)
+	u, err := redact.ParseURL(o.URL)
 	if err != nil {
 		return fmt.Errorf("target URL: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+
+	"github.com/mcpchaos/mcpchaos/redact"
 )
 
 // Result is one measurement. Growths are from the measuring process's baseline (set up, no
@@ -179,7 +181,7 @@ type proxyProcess struct {
 
 // startProxy starts the proxy process in front of target and returns the URL through it.
 func startProxy(ctx context.Context, launch Launch, target string) (*proxyProcess, string, error) {
-	u, err := url.Parse(target)
+	u, err := redact.ParseURL(target)
 	if err != nil {
 		return nil, "", fmt.Errorf("bench: target URL: %w", err)
 	}
