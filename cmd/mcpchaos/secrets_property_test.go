@@ -79,7 +79,7 @@ func randomToken(rng *rand.Rand) string {
 // runCmd runs mcpchaos in this process, as main does (the error printed on stderr), with
 // /metrics scraped while it runs when --metrics-addr is given; it returns all it printed.
 func runCmd(t *testing.T, dir string, args ...string) string {
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer // written from several goroutines, as os.Stderr may be
 	root := newRoot()
 	root.SetArgs(args)
 	root.SetOut(&stdout)
@@ -101,6 +101,24 @@ func runCmd(t *testing.T, dir string, args ...string) string {
 	wg.Wait()
 	t.Logf("mcpchaos %s:\n%s%s", args[0], stdout.String(), stderr.String())
 	return stdout.String() + "\n" + stderr.String() + "\n" + scraped.String()
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // scrapeAll reads url every 20 ms until done, keeping every answer.
