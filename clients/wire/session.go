@@ -225,7 +225,7 @@ func (s *Session) readSSE(ctx context.Context, rep *Reply, body io.Reader, id js
 			break
 		}
 		rep.Resumed++
-		done, err = s.readReply(ctx, rep, st.resp.Body, id, &cursor, &retry)
+		done, err = s.readReply(ctx, rep, st.body, id, &cursor, &retry)
 		st.Close()
 	}
 	switch {
