@@ -65,6 +65,7 @@ func exitCode(err error) int {
 }
 
 func main() {
+	smallStacks() // before anything starts: see stacks.go
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	abandon := &engine.Abandoner{}
