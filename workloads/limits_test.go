@@ -103,6 +103,16 @@ func TestClientsCapped(t *testing.T) {
 	if err := w.CheckClientsPerProcess(); err == nil || !strings.Contains(err.Error(), "one process would run 200000 clients, more than 100000; run a large fleet as shards") {
 		t.Errorf("one process: %v", err)
 	}
+	if err := w.CheckClientsPerProcess(); err == nil || !strings.HasSuffix(err.Error(), "(here --procs 2 or more)") {
+		t.Errorf("one process: %v, want it to name the processes needed", err)
+	}
+	if err := w.CheckClientsInProcesses(2); err != nil {
+		t.Errorf("two processes of 100,000: %v", err)
+	}
+	w.Groups[0].Clients = 100001 // shard 0 of 2 holds 50,001 + 50,000
+	if err := w.CheckClientsInProcesses(2); err == nil || !strings.Contains(err.Error(), "with --procs 2 a process would run 100001 clients, more than 100000; use --procs 3 or more") {
+		t.Errorf("two processes of 100,001: %v", err)
+	}
 }
 
 // A group's arguments are bounded as JSON after alias expansion, and refused at their line.

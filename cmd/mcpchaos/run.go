@@ -116,6 +116,9 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		}
 		opts = append(opts, engine.WithShard(s.Index, s.Count))
 	}
+	if fl.procs > 1 {
+		opts = append(opts, engine.WithProcs(fl.procs))
+	}
 	if fl.startAt != "" {
 		at, err := parseStartAt(fl.startAt, time.Now(), fl.shard != "")
 		if err != nil {
