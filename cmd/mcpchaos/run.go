@@ -221,7 +221,7 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	} else if err := printRun(stdout, fl, plan, exp, problems); err != nil {
 		return err
 	}
-	written, err := writeExportSet(out, exp, formats)
+	written, err := writeExportSet(ctx, out, exp, formats)
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
 	}
