@@ -68,6 +68,9 @@ type Fingerprint struct {
 	// StreamClosedMS is when the server ended the watched idle stream, if it did before the
 	// watch ended: the keepalive is then unknown past that time, not absent.
 	StreamClosedMS *int64 `json:"stream_closed_ms,omitempty"`
+	// StreamCutMS is when inspect itself stopped reading the watched stream, because an event
+	// passed its cap (the server did not close it: an event too large to read did).
+	StreamCutMS *int64 `json:"stream_cut_ms,omitempty"`
 	// ServerRequests counts the requests the server sent inspect, by method; each was
 	// answered (ping and roots/list served, the rest refused with an error).
 	ServerRequests map[string]int `json:"server_requests,omitempty"`
@@ -162,7 +165,7 @@ func (fp *Fingerprint) judge() {
 	if isFalse(fp.OpenStreamHoldsSession) {
 		add("stream_does_not_hold_session", "an open GET stream does not keep an idle session alive: clients that only listen lose their sessions after the TTL")
 	}
-	if fp.StreamKeepaliveMS == nil && fp.SessionIDs && fp.KeepaliveWatchedMS > 0 && fp.StreamClosedMS == nil {
+	if fp.StreamKeepaliveMS == nil && fp.SessionIDs && fp.KeepaliveWatchedMS > 0 && fp.StreamClosedMS == nil && fp.StreamCutMS == nil {
 		add("no_keepalive", "an idle GET stream got nothing for %s: a load balancer's idle timeout will cut it (a drop) unless traffic flows", fmtMS(fp.KeepaliveWatchedMS))
 	}
 	if fp.missingSessionServed && fp.SessionIDs {

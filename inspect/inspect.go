@@ -46,12 +46,13 @@ func (e *UnreachableError) Error() string { return "could not inspect: " + e.Err
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 type inspector struct {
-	o     Options
-	ep    *clients.Endpoint
-	fp    *Fingerprint
-	mu    sync.Mutex   // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
-	ids   atomic.Int64 // JSON-RPC ids of inspect's own requests
-	tools *[]toolInfo  // the tools to call for event ids, once listed
+	o      Options
+	ep     *clients.Endpoint
+	fp     *Fingerprint
+	mu     sync.Mutex   // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
+	ids    atomic.Int64 // JSON-RPC ids of inspect's own requests
+	tools  *[]toolInfo  // the tools to call for event ids, once listed
+	capped atomic.Bool  // the watched stream was ended by inspect's event cap
 }
 
 // Inspect fingerprints the server. It returns an *UnreachableError when it could not inspect
