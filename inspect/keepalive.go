@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"strings"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
