@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,5 +50,61 @@ func TestHugeEventNamedAsInspectsCap(t *testing.T) {
 	hz := factsOf(fp).Hazards
 	if slices.Contains(hz, "no_keepalive") || !slices.Contains(hz, "protocol_violation") {
 		t.Errorf("hazards %v: want protocol_violation, not no_keepalive\n%s", hz, table.String())
+	}
+}
+
+// stormServer answers initialize and DELETE, then every request with status (a 500 storm), or, with
+// getOnly, serves POSTs of live sessions, refuses those of sessions it deleted with 404, and
+// answers every GET with status (a 409 on GET).
+func stormServer(t *testing.T, status int, getOnly bool) *url.URL {
+	var sessions atomic.Int64
+	var deleted sync.Map
+	return serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		if _, gone := deleted.Load(id); gone && getOnly && r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		m, done := initialized(w, r, &sessions)
+		switch {
+		case done:
+		case r.Method == http.MethodDelete:
+			deleted.Store(id, true)
+		case !getOnly || r.Method == http.MethodGet:
+			w.WriteHeader(status)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+		}
+	}), "/mcp")
+}
+
+// A 500 storm and a 409 on every GET are not dead-session statuses: a client told to count
+// them as deaths would misread a failing server, or every live stream, as sessions dying.
+func TestStatusStormsAreNotDeathStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		getOnly bool
+	}{{"500 on everything", 500, false}, {"409 on GET", 409, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			fp, err := Inspect(ctx, Options{Conn: clients.Conn{URL: stormServer(t, tc.status, tc.getOnly)}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var table strings.Builder
+			WriteTable(&table, fp)
+			if fp.DeadStatus.KilledBy != "delete" {
+				t.Fatalf("no session was deleted, nothing tested\n%s", table.String())
+			}
+			if isTrue(fp.GetValidatesSession) {
+				t.Errorf("GET said to validate the session from a %d it gives every GET\n%s", tc.status, table.String())
+			}
+			if slices.Contains(factsOf(fp).Hazards, "nonstandard_dead_status") || slices.Contains(fp.Verdict.DeadStatuses, tc.status) {
+				t.Errorf("dead statuses %v, hazards %v: %d taken for a death\n%s", fp.Verdict.DeadStatuses, factsOf(fp).Hazards, tc.status, table.String())
+			}
+		})
 	}
 }
