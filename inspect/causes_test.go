@@ -108,3 +108,22 @@ func TestStatusStormsAreNotDeathStatuses(t *testing.T) {
 		})
 	}
 }
+
+// A server that accepts the request and never answers is named as that, not as "context
+// deadline exceeded".
+func TestNoResponseNamed(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	u := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}), "/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := Inspect(ctx, Options{Conn: clients.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 300 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "no response: the server took the request and sent no status line") {
+		t.Fatalf("got %v, want it to say the server sent no response", err)
+	}
+}
