@@ -42,6 +42,17 @@ func Shield(inj Injector) *Shielded {
 	return &Shielded{Injector: inj, relays: map[string]*relay{}}
 }
 
+// Unwrap is the injector behind the relays.
+func (s *Shielded) Unwrap() Injector { return s.Injector }
+
+// Unshield is inj without its relays, if it has them.
+func Unshield(inj Injector) Injector {
+	if s, ok := inj.(*Shielded); ok {
+		return s.Injector
+	}
+	return inj
+}
+
 // Cuts is how many client connections the relays cut for not reading.
 func (s *Shielded) Cuts() int64 { return s.cuts.Load() }
 
