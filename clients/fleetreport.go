@@ -202,6 +202,9 @@ type Report struct {
 	RefusedCalls int64 `json:"refused_calls,omitempty"`
 	// SessionIDChanged counts replies that named a session id other than the one sent.
 	SessionIDChanged int64 `json:"session_id_changed,omitempty"`
+	// CallsDue counts the call turns that came while a phase made calls, whether a call was
+	// made or not (skipped, impossible).
+	CallsDue int64 `json:"calls_due,omitempty"`
 }
 
 // Report returns the group's report so far.
@@ -223,6 +226,7 @@ func (f *Fleet) Report() Report {
 	}
 	r.SessionIDChanged = f.ep.idChanged.Load()
 	r.RefusedCalls = f.refusedCalls.Load()
+	r.CallsDue = f.callsDue.Load()
 	if e, ok := f.truth.(*Estimated); ok {
 		r.ServedAfterDeath, r.EstimateRefuted = e.ServedAfterDeath(), e.Refuted()
 	}

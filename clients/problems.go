@@ -64,6 +64,10 @@ func (g Outcome) problems() []string {
 	calls := c(metrics.ToolCallsOK) + c(metrics.ToolCallsFailed) + c(metrics.ToolErrors)
 	refused := g.Report.RefusedCalls + c(metrics.ToolErrors)
 	switch {
+	case calls == 0 && g.Report.CallsDue > 0:
+		skipped := c(metrics.CallsSkipped)
+		say("no tool call was made, though %d were due (%d skipped while a previous call was still running, the rest could not be sent): the run measured no call%s",
+			g.Report.CallsDue, skipped, whyOr(why, " (no error was recorded: were the group's sessions ever started?)"))
 	case calls > 0 && 2*refused > calls:
 		say("%d of %d tool calls were refused by the server (%d tool errors, the rest JSON-RPC errors, bad statuses or broken replies), not failed by a session death or a fault, so the run measured the refusals, not the sessions%s",
 			refused, calls, c(metrics.ToolErrors), why)
@@ -120,4 +124,11 @@ func countsText(m map[string]int64, order []string) string {
 		}
 	}
 	return s
+}
+
+func whyOr(why, otherwise string) string {
+	if why != "" {
+		return why
+	}
+	return otherwise
 }
