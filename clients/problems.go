@@ -2,6 +2,7 @@ package clients
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
@@ -57,6 +58,12 @@ func (g Outcome) problems() []string {
 	why := ""
 	if len(g.Report.ErrorSamples) > 0 {
 		why = fmt.Sprintf(" (first: %s)", g.Report.ErrorSamples[0])
+	}
+	// What the server did that no fault does, first: it is the cause of what follows.
+	for _, m := range misbehaviours {
+		if n := g.Snapshot.Errors[m.kind]; n > 0 {
+			say("the server %s %d times%s", m.did, n, g.sampleOf(m.kind))
+		}
 	}
 	// Calls cut by the workload's faults (resets, refused connections, timeouts) are what was
 	// asked for; calls the server refused (a JSON-RPC error, a status that is not a dead
@@ -131,4 +138,41 @@ func whyOr(why, otherwise string) string {
 		return why
 	}
 	return otherwise
+}
+
+// misbehaviours are the error kinds only a server's own doing causes (a fault resets, refuses
+// or stalls; it never writes), in words for a problem line.
+var misbehaviours = []struct {
+	kind metrics.ErrorKind
+	did  string
+}{
+	{metrics.ErrTooLarge, "sent more than mcpchaos reads (a body, event, line or header block over its cap)"},
+	{metrics.ErrProtocol, "broke the protocol (a reply that is not JSON-RPC or SSE, a wrong id or content type)"},
+	{metrics.ErrRedirect, "redirected off its origin, or in a loop"},
+	{metrics.ErrBadSessionID, "gave a session id that is not visible ASCII or too long"},
+}
+
+// sampleOf is the first error text of the group that is of kind k, as " (first: ...)".
+func (g Outcome) sampleOf(k metrics.ErrorKind) string {
+	for _, s := range g.Report.ErrorSamples {
+		if sampleKind(s) == k {
+			return fmt.Sprintf(" (first: %s)", s)
+		}
+	}
+	return ""
+}
+
+// sampleKind guesses an error text's kind from the words its error type writes.
+func sampleKind(s string) metrics.ErrorKind {
+	switch {
+	case strings.Contains(s, "larger than its cap"), strings.Contains(s, "exceeded"):
+		return metrics.ErrTooLarge
+	case strings.HasPrefix(s, "protocol: "):
+		return metrics.ErrProtocol
+	case strings.Contains(s, "redirect"):
+		return metrics.ErrRedirect
+	case strings.HasPrefix(s, "bad session id"):
+		return metrics.ErrBadSessionID
+	}
+	return metrics.ErrOther
 }
