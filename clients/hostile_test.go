@@ -282,6 +282,24 @@ func TestHostileFleetBounded(t *testing.T) {
 	if h.offOrigin.Load() != 0 {
 		t.Errorf("a redirect was followed off the origin")
 	}
+	// The run's first problem line for the group names what the server did.
+	firstProblem := map[string]string{
+		"giant-event": "the server sent more than mcpchaos reads", "endless-line": "the server sent more than mcpchaos reads",
+		"gzip-bomb-sse": "the server sent more than mcpchaos reads", "huge-header": "the server sent more than mcpchaos reads",
+		"redirect-off-origin": "the server redirected off its origin", "huge-session-id": "the server gave a session id that is not visible ASCII or too long",
+	}
+	for i, b := range behaviours {
+		want, ok := firstProblem[b]
+		if !ok {
+			continue
+		}
+		p := FleetProblems(fleets[i:i+1], false)
+		if len(p) == 0 || !strings.HasPrefix(p[0], "group "+b+": "+want) {
+			t.Errorf("%s: first problem %q, want it to say %q", b, p, want)
+		} else {
+			t.Logf("%s: %s", b, p[0])
+		}
+	}
 	// 256 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
 	// heap must not have grown by anything like that. The caps allow about 64 KiB per event,
 	// body and header block in flight; measured growth is about 15 MB with our clients and
