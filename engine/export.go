@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -84,7 +85,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}
 	r.describeTarget(&run)
-	run.Notes = append(run.Notes, clients.FleetNotes(r.fleets)...)
+	run.Notes = append(run.Notes, fleet.Notes(r.fleets)...)
 	if sh, ok := r.inj.(*faults.Shielded); ok && sh.Cuts() > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("the fault proxies cut %d client connections that stopped reading what the server sent (more than %d bytes unread, or closed mid-write), so that no stream could hold the fault schedule", sh.Cuts(), faults.ShieldBuffer))
 	}
@@ -151,7 +152,7 @@ func newRunID() string {
 // noSessions says, for a target that has sessions, that none was ever established, and what
 // the clients got instead ("" when some were).
 func (r *runner) noSessions() string {
-	if r.tgt.generation == clients.Stateless {
+	if r.tgt.generation == wire.Stateless {
 		return ""
 	}
 	// The counters' atomics, not Snapshot: merging every histogram here doubled the work

@@ -10,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
@@ -28,7 +29,7 @@ type runner struct {
 	guard   *guard.Guard
 	inst    *refserver.Instance
 	inj     faults.Injector
-	fleets  []*clients.Fleet
+	fleets  []*fleet.Fleet
 	recs    []*metrics.Recorder
 	proxies map[string]string // group → proxy listen address
 	tgt     targetInfo        // what setUp learnt about the target (setup.go)
@@ -175,8 +176,8 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
-	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
-		problems = append(problems, ps...) // the run could not measure what it was asked (clients/problems.go)
+	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
+		problems = append(problems, ps...) // the run could not measure what it was asked (clients/fleet/problems.go)
 		fatal = true
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
@@ -249,7 +250,7 @@ func (r *runner) health(start time.Time) *health {
 	h := &health{start: start, recs: r.recs, dial: dialTCP}
 	if r.w.Target.Builtin == nil {
 		if u, err := url.Parse(r.w.Target.URL); err == nil {
-			h.dialAddr = clients.HostPort(u)
+			h.dialAddr = wire.HostPort(u)
 		}
 	}
 	if ext, ok := faults.Unshield(r.inj).(*faults.External); ok {

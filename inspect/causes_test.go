@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // A GET stream whose event outgrows inspect's cap is named as that, not as the server closing
@@ -35,7 +35,7 @@ func TestHugeEventNamedAsInspectsCap(t *testing.T) {
 	}), "/mcp")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fp, err := Inspect(ctx, Options{Conn: clients.Conn{URL: u}, Idle: 2 * time.Second, Timeout: 2 * time.Second})
+	fp, err := Inspect(ctx, Options{Conn: wire.Conn{URL: u}, Idle: 2 * time.Second, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestStatusStormsAreNotDeathStatuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			fp, err := Inspect(ctx, Options{Conn: clients.Conn{URL: stormServer(t, tc.status, tc.getOnly)}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
+			fp, err := Inspect(ctx, Options{Conn: wire.Conn{URL: stormServer(t, tc.status, tc.getOnly)}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +122,7 @@ func TestNoResponseNamed(t *testing.T) {
 	}), "/mcp")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := Inspect(ctx, Options{Conn: clients.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 300 * time.Millisecond})
+	_, err := Inspect(ctx, Options{Conn: wire.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 300 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "no response: the server took the request and sent no status line") {
 		t.Fatalf("got %v, want it to say the server sent no response", err)
 	}
