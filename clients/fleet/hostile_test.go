@@ -80,6 +80,14 @@ func TestHostileFleetBounded(t *testing.T) {
 		"storm-500": metrics.ErrStatus, "storm-429": metrics.ErrStatus, "redirect-off-origin": metrics.ErrRedirect,
 		"huge-session-id": metrics.ErrBadSessionID, "reset-mid-event": metrics.ErrReset, "stalled-sse-reply": metrics.ErrTimeout,
 	}
+	// The first problem line of each group named here must name what the server did.
+	firstProblem := map[string]string{
+		"giant-event": "the server sent more than mcpchaos reads", "endless-line": "the server sent more than mcpchaos reads",
+		"gzip-bomb-sse": "(of a body sent with Content-Encoding: gzip)", "huge-header": "the server sent more than mcpchaos reads",
+		"redirect-off-origin": "the server redirected off its origin", "huge-session-id": "the server gave a session id that is not visible ASCII or too long",
+		"storm-500": "(first: HTTP 500: storm)", "storm-429": "(first: HTTP 429: slow down)",
+		"stalled-sse-reply": "no tool call was made, though",
+	}
 	// Watch the heap while the fleets run, until the healthy fleet has made calls and every
 	// hostile group has seen errors, of its kind where it has one: on a busy machine timeouts
 	// come first (a bounded poll).
@@ -95,6 +103,9 @@ func TestHostileFleetBounded(t *testing.T) {
 		for i, r := range recs[:len(recs)-1] { // absurd-retry and get-409 below
 			k, ok := want[behaviours[i]]
 			ready = ready && totalErrors(r) > 0 && (!ok || r.Errors(k) > 0)
+			if _, named := firstProblem[behaviours[i]]; named {
+				ready = ready && len(ProblemsOf(fleets[i:i+1], false)) > 0
+			}
 		}
 		if ready {
 			break
@@ -134,13 +145,6 @@ func TestHostileFleetBounded(t *testing.T) {
 		t.Errorf("a redirect was followed off the origin")
 	}
 	// The run's first problem line for the group names what the server did.
-	firstProblem := map[string]string{
-		"giant-event": "the server sent more than mcpchaos reads", "endless-line": "the server sent more than mcpchaos reads",
-		"gzip-bomb-sse": "(of a body sent with Content-Encoding: gzip)", "huge-header": "the server sent more than mcpchaos reads",
-		"redirect-off-origin": "the server redirected off its origin", "huge-session-id": "the server gave a session id that is not visible ASCII or too long",
-		"storm-500": "tool calls were refused by the server", "storm-429": "tool calls were refused by the server",
-		"stalled-sse-reply": "no tool call was made, though",
-	}
 	for i, b := range behaviours {
 		want, ok := firstProblem[b]
 		if !ok {

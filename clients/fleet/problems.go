@@ -167,7 +167,7 @@ func (g Outcome) sampleOf(k metrics.ErrorKind) string {
 // sampleKind guesses an error text's kind from the words its error type writes.
 func sampleKind(s string) metrics.ErrorKind {
 	switch {
-	case strings.Contains(s, "larger than its cap"), strings.Contains(s, "exceeded"):
+	case strings.Contains(s, "larger than its cap"), strings.Contains(s, "response headers exceeded"):
 		return metrics.ErrTooLarge
 	case strings.HasPrefix(s, "protocol: "):
 		return metrics.ErrProtocol
