@@ -207,6 +207,8 @@ type Report struct {
 	// CallsDue counts the call turns that came while a phase made calls, whether a call was
 	// made or not (skipped, impossible).
 	CallsDue int64 `json:"calls_due,omitempty"`
+	// CallsSent counts the tool calls sent, whatever came of them (a dead session's included).
+	CallsSent int64 `json:"calls_sent,omitempty"`
 }
 
 // Report returns the group's report so far.
@@ -229,6 +231,9 @@ func (f *Fleet) Report() Report {
 	r.SessionIDChanged = f.ep.SessionIDChanged()
 	r.RefusedCalls = f.refusedCalls.Load()
 	r.CallsDue = f.callsDue.Load()
+	for _, c := range f.clients {
+		r.CallsSent += c.calls.Load()
+	}
 	if e, ok := f.truth.(*truth.Estimated); ok {
 		r.ServedAfterDeath, r.EstimateRefuted = e.ServedAfterDeath(), e.Refuted()
 	}

@@ -73,7 +73,7 @@ func (g Outcome) problems() []string {
 	calls := c(metrics.ToolCallsOK) + c(metrics.ToolCallsFailed) + c(metrics.ToolErrors)
 	refused := g.Report.RefusedCalls + c(metrics.ToolErrors)
 	switch {
-	case calls == 0 && g.Report.CallsDue > 0:
+	case g.Report.CallsSent == 0 && g.Report.CallsDue > 0:
 		skipped := c(metrics.CallsSkipped)
 		say("no tool call was made, though %d were due (%d skipped while a previous call was still running, the rest could not be sent): the run measured no call%s",
 			g.Report.CallsDue, skipped, whyOr(why, " (no error was recorded: were the group's sessions ever started?)"))
