@@ -14,7 +14,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -44,20 +46,34 @@ type runner struct {
 
 	id   string        // the run's id: in the export, the live metrics and the progress view
 	late time.Duration // how long after the plan's StartAt a late shard started
+	gen  *generator.Sampler
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
-// the planned time (or until ctx ends: an interrupt), and returns the export. Whenever the
-// run got past its checks, the export is returned, with the reason in run.error when the run
-// failed (SetupError, MeasureError, PanicError). No export comes with a ConfigError (a
-// mistake in what was asked, found before anything ran), with ErrInterrupted during set-up
-// (nothing ran), with a start time that passed during set-up, or with an observer that could
-// not start.
+// the planned time (or until ctx ends: an interrupt), and returns the export. It writes no
+// files and prints nothing (WithStderr receives what must be said at once: a panic's stack).
+//
+// Which errors come with an export (tested by TestRunExportErrorContract):
+//
+//	nil             export: the run went as planned (its thresholds judged in exp.Thresholds)
+//	*MeasureError   export: the run went on but could not measure what it was asked; run.error says why
+//	*AbortError     export: a threshold with abort_on_fail failed for good; run.aborted says which
+//	*PanicError     export: a goroutine of the run panicked; run.error says where (stack on stderr)
+//	*SetupError     export: the run could not start (every group at zero); run.error "could not start: ..."
+//	ErrInterrupted  export once the clients have started (marked interrupted); none during set-up
+//	                or while waiting for the plan's start time
+//	*ConfigError    none: a mistake in what was asked (a header variable unset, an unreadable CA file,
+//	                a fault the toxiproxy-server refuses), found before anything ran
+//	other errors    none: an observer that could not start (its error), a plan's start time that
+//	                passed during set-up; and a *PanicError from Run's own goroutine has none
+//
+// A caller can thus write the export whenever exp != nil, and map the error to its own exit
+// status, as cmd/mcpchaos does.
 func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID()}
+	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
@@ -107,6 +123,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
+	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)
 	}
@@ -122,7 +139,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 		}
 	}
 	// Before the start (a StartAt ahead): nothing runs yet; an interrupt ends the wait.
-	if !sleepCtx(ctx, time.Until(start)-20*time.Millisecond) {
+	if !sleep.For(ctx, time.Until(start)-20*time.Millisecond) {
 		obs.stop(ctx, time.Now())
 		return nil, ErrInterrupted
 	}
@@ -138,6 +155,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	})
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
+	wg.Go(func() { r.gen.Run(runCtx) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
@@ -189,6 +207,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return nil, err
 	}
 	exp.Timeline = tl
+	exp.Generator = generatorReport(r.gen, exp)
 	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
 	r.abortMu.Lock()
 	aborted, why := r.aborted, r.abortWhy
@@ -213,21 +232,6 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return exp, &MeasureError{Problems: problems}
 	}
 	return exp, nil
-}
-
-// sleepCtx waits d, or until ctx ends (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // close tears everything down; safe on every exit path.

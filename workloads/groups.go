@@ -62,7 +62,7 @@ const (
 	MaxClientsPerProcess = 100_000
 )
 
-const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (README \"Shards and Kubernetes\")"
+const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (docs/shards.md)"
 
 // CheckClientsPerProcess tells whether one process can run w, the part of a fleet it is given
 // (a shard's part, or the whole workload), within MaxClientsPerProcess.
@@ -75,7 +75,7 @@ func (w *Workload) CheckClientsInProcesses(n int) error {
 	share := func(n int) int {
 		total := 0
 		for _, g := range w.Groups {
-			total += (g.Clients + n - 1) / n
+			total += (max(g.Clients, 0) + n - 1) / n
 		}
 		return total
 	}
@@ -92,6 +92,15 @@ func (w *Workload) CheckClientsInProcesses(n int) error {
 	}
 	return fmt.Errorf("workload %s: with --procs %d a process would run %d clients, more than %d; use --procs %d or more, or --shard INDEX/COUNT on several machines",
 		w.Name, n, share(n), MaxClientsPerProcess, need)
+}
+
+// Clients is how many clients w runs, over all its groups: the one sum of a workload's groups.
+func (w *Workload) Clients() int {
+	total := 0
+	for _, g := range w.Groups {
+		total += max(g.Clients, 0)
+	}
+	return total
 }
 
 func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) GroupSpec {

@@ -44,21 +44,13 @@ so that what validate passes, run does not refuse.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s: ok: workload %q, %d groups, %d clients, %d faults, %s planned\n",
-				w.Source, w.Name, len(w.Groups), clientCount(w), len(w.Faults), w.Duration)
+				w.Source, w.Name, len(w.Groups), w.Clients(), len(w.Faults), w.Duration)
 			return nil
 		},
 	}
 	cmd.Flags().IntVar(&procs, "procs", 1, "check it as run --procs N would run it: N shard processes on this machine")
 	cmd.Flags().StringVar(&shard, "shard", "", "check it as run --shard INDEX/COUNT would run it")
 	return cmd
-}
-
-func clientCount(w *workloads.Workload) int {
-	n := 0
-	for _, g := range w.Groups {
-		n += g.Clients
-	}
-	return n
 }
 
 func joinNames() string {
