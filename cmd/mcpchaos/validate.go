@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,10 @@ so that what validate passes, run does not refuse.`,
 				opts = append(opts, engine.WithShard(s.Index, s.Count))
 			}
 			if _, err := engine.NewPlan(w, opts...); err != nil {
+				var se *engine.ShardError
+				if errors.As(err, &se) { // as run says it
+					return usagef("--shard %q: %s", shard, se.Why)
+				}
 				return err
 			}
 			out := cmd.OutOrStdout()
