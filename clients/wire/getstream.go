@@ -93,3 +93,13 @@ func (st *Stream) Close() {
 		st.body.Close()
 	}
 }
+
+// Classify names the error of a read of st as ClassifyRead does, saying of an event over its
+// cap that it came compressed, if it did.
+func (st *Stream) Classify(err error, maxEvent int) error {
+	err = ClassifyRead(err, maxEvent)
+	if st.resp != nil {
+		err = gzipNamed(err, st.resp)
+	}
+	return err
+}
