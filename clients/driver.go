@@ -25,11 +25,13 @@ type driver interface {
 // pickDriver chooses the driver for a group: the stateless revision whatever the group asked
 // (there are no sessions to hold), the Go SDK's client for a group without a policy of ours
 // (ClientGoSDK), the wire session otherwise.
-func pickDriver(ep *Endpoint, p Policy) driver {
+func pickDriver(ep *Endpoint, cfg GroupConfig) driver {
 	switch {
 	case ep.Generation == Stateless:
 		return statelessDriver{}
-	case p == nil:
+	case IsLibrary(cfg.Kind):
+		return libraryDriver(cfg.Kind)
+	case cfg.Policy == nil:
 		return sdkDriver{}
 	}
 	return wireDriver{}

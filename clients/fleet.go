@@ -43,6 +43,11 @@ type GroupConfig struct {
 	// ReconnectMax caps it, the server's retry value, and the backoff after failed attempts.
 	ReconnectDelay time.Duration
 	ReconnectMax   time.Duration
+	// Kind is the group's policy name; a client library's (ClientGoSDK, ClientMCPGo, ClientTSSDK,
+	// ClientTSClient) picks the driver that runs it. LibraryOptions are that library's options,
+	// checked by CheckLibraryOptions.
+	Kind           string
+	LibraryOptions map[string]any
 }
 
 // Fleet is one client group: its clients, the scheduler that drives their request loops,
@@ -64,6 +69,7 @@ type Fleet struct {
 
 	protoMu  sync.Mutex
 	protocol string
+	lib      libReport // a library kind's library and its error classes (libreport.go)
 }
 
 // NewFleet prepares a group. calls says, for a time since the start, whether request loops
@@ -83,7 +89,7 @@ func NewFleet(cfg GroupConfig, ep *Endpoint, rec *metrics.Recorder, truth Truth,
 	}
 	ep.Responder.rec = rec
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: truth, policy: cfg.Policy, calls: calls,
-		drv: pickDriver(ep, cfg.Policy)}
+		drv: pickDriver(ep, cfg)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
@@ -184,6 +190,7 @@ func (f *Fleet) Run(ctx context.Context, start time.Time) {
 	clients.Wait()
 	sched.Wait()
 	f.finish()
+	f.Close()
 }
 
 // finish settles every client's last session and DELETEs the live ones, a few at a time.

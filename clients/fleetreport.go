@@ -202,6 +202,8 @@ type Report struct {
 	RefusedCalls int64 `json:"refused_calls,omitempty"`
 	// SessionIDChanged counts replies that named a session id other than the one sent.
 	SessionIDChanged int64 `json:"session_id_changed,omitempty"`
+	// LibraryProblems say where a library kind could not be measured (a node worker died).
+	LibraryProblems []string `json:"library_problems,omitempty"`
 }
 
 // Report returns the group's report so far.
@@ -209,7 +211,8 @@ func (f *Fleet) Report() Report {
 	f.samples.mu.Lock()
 	texts := slices.Clone(f.samples.texts)
 	f.samples.mu.Unlock()
-	r := Report{ErrorSamples: texts, ServerRequests: f.ep.Responder.Answered(), DeathTimes: map[string]int64{}}
+	r := Report{ErrorSamples: texts, ServerRequests: f.ep.Responder.Answered(), DeathTimes: map[string]int64{},
+		LibraryProblems: f.libraryProblems()}
 	if len(r.ServerRequests) == 0 {
 		r.ServerRequests = nil
 	}

@@ -92,8 +92,8 @@ var policies = map[string]func(PolicyConfig) Policy{
 	PolicyProbe: func(c PolicyConfig) Policy { return Probe{Retries: c.Retries} },
 }
 
-// PolicyNames lists what a group's `policy` may name: the policies, then ClientGoSDK.
-func PolicyNames() []string { return []string{PolicyNaive, PolicyProbe, ClientGoSDK} }
+// PolicyNames lists what a group's `policy` may name: the policies, then the client libraries.
+func PolicyNames() []string { return append([]string{PolicyNaive, PolicyProbe}, Libraries()...) }
 
 // ProbeMethods lists the requests a probe may send; the first is the default.
 func ProbeMethods() []string { return []string{"ping", "tools/list"} }
@@ -105,7 +105,7 @@ func ReferenceTools() []string { return []string{"echo", "slow"} }
 // NewPolicy returns the named policy. For ClientGoSDK it returns nil and no error: that group
 // has no policy (the fleet then runs the Go SDK's client).
 func NewPolicy(name string, c PolicyConfig) (Policy, error) {
-	if name == ClientGoSDK {
+	if IsLibrary(name) {
 		return nil, nil
 	}
 	mk, ok := policies[name]

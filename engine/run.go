@@ -231,6 +231,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 
 // close tears everything down; safe on every exit path.
 func (r *runner) close() {
+	for _, f := range r.fleets {
+		f.Close() // node workers, if a group had any (a run that never started them too)
+	}
 	if r.inj != nil {
 		if err := r.inj.Close(); err != nil {
 			fmt.Fprintln(r.opts.stderr, "mcpchaos: removing proxies:", err)

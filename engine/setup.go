@@ -62,6 +62,11 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clien
 	if err != nil {
 		return configErr("group %s: %w", g.Name, err)
 	}
+	if g.Policy == clients.ClientTSSDK || g.Policy == clients.ClientTSClient {
+		if err := clients.CheckTSWorker(g.Policy); err != nil {
+			return configErr("group %s: %w", g.Name, err)
+		}
+	}
 	gc := conn
 	gc.Dial = listen
 	gc.MaxConns = g.Clients * (g.Concurrency + 1)
@@ -99,9 +104,14 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clien
 		Roots: g.Roots, Replies: g.ServerReplies,
 		ReconnectDelay: 100 * time.Millisecond,
 		ReconnectMax:   time.Second,
+		Kind:           g.Policy, LibraryOptions: g.LibraryOptions,
 	}
 	r.recs = append(r.recs, rec)
-	r.fleets = append(r.fleets, clients.NewFleet(fc, ep, rec, truth, callsOn(r.w.Phases)))
+	fleet := clients.NewFleet(fc, ep, rec, truth, callsOn(r.w.Phases))
+	r.fleets = append(r.fleets, fleet)
+	if err := fleet.Prepare(ctx); err != nil { // node workers of a TypeScript library
+		return fmt.Errorf("group %s: %w", g.Name, err)
+	}
 	return nil
 }
 
@@ -215,6 +225,13 @@ func (r *runner) describeTarget(run *results.Run) {
 			r.tgt.toxiproxy, r.tgt.prefix, r.tgt.toxiproxy))
 	}
 	for _, f := range r.fleets {
+		if li := f.Library(); li != nil {
+			if run.Libraries == nil {
+				run.Libraries = map[string]results.Library{}
+			}
+			run.Libraries[f.Name()] = results.Library{Kind: li.Kind, Name: li.Name, Version: li.Version,
+				Options: li.Options, NegotiatedProtocol: li.Protocol, ErrorClasses: li.ErrorClasses}
+		}
 		if na := f.NotObservable(); len(na) > 0 {
 			if run.NotObservable == nil {
 				run.NotObservable = map[string][]string{}

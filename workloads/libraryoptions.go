@@ -1,0 +1,48 @@
+package workloads
+
+import (
+	"strings"
+
+	"github.com/mcpchaos/mcpchaos/clients"
+)
+
+// libraryOptions reads a group's `library_options`: the options of the client library its
+// policy runs (gosdk, mcpgo, ts-sdk, ts-client), spelt as the library spells them, each
+// checked by clients.CheckLibraryOption where it is written.
+func (d *decoder) libraryOptions(m *mapping, policy string) map[string]any {
+	f := m.field("library_options")
+	if f == nil {
+		return nil
+	}
+	if !clients.IsLibrary(policy) {
+		if policy != "" {
+			d.errorf(f.key, f.path, "policy %s runs no client library, so it takes no library options; remove it, or set policy to one of %s",
+				policy, strings.Join(clients.Libraries(), ", "))
+		}
+		return nil
+	}
+	names := clients.LibraryOptionNames(policy)
+	s := &schema{}
+	for _, n := range names {
+		s.keys = append(s.keys, schemaKey{n, "set an option of " + policy + ": " + strings.Join(names, ", ")})
+	}
+	om := d.mapping(f.node, f.path, s)
+	out := map[string]any{}
+	for _, n := range names {
+		of := om.field(n)
+		if of == nil {
+			continue
+		}
+		budget := 1
+		v, ok := d.value(of.node, of.path, 0, &budget)
+		if !ok {
+			continue
+		}
+		if err := clients.CheckLibraryOption(policy, n, v); err != nil {
+			d.errorf(of.node, of.path, "%v", err)
+			continue
+		}
+		out[n] = v
+	}
+	return out
+}
