@@ -38,10 +38,10 @@ func libraryDriver(kind string) driver {
 type optionKind int
 
 const (
-	optBool optionKind = iota
-	optCount           // an integer >= 0
-	optMillis          // milliseconds, an integer >= 1
-	optFactor          // a number >= 1
+	optBool   optionKind = iota
+	optCount             // an integer >= 0
+	optMillis            // milliseconds, an integer >= 1
+	optFactor            // a number >= 1
 )
 
 // libraryOptions are the options each library kind takes, spelt as the library spells them.
