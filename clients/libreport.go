@@ -1,8 +1,13 @@
 package clients
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"sync"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // LibraryInfo says which client library a group ran and what it did, for the export: the
@@ -81,4 +86,48 @@ func (f *Fleet) Library() *LibraryInfo {
 	defer f.lib.mu.Unlock()
 	return &LibraryInfo{Kind: f.cfg.Kind, Name: f.lib.name, Version: f.lib.version,
 		Options: maps.Clone(f.cfg.LibraryOptions), Protocol: f.Protocol(), ErrorClasses: maps.Clone(f.lib.classes)}
+}
+
+// WorkerPIDs lists the node worker processes of a TypeScript kind's group (for benchmarks
+// that read their memory); nil for other kinds.
+func (f *Fleet) WorkerPIDs() []int {
+	f.lib.mu.Lock()
+	p := f.lib.pool
+	f.lib.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []int
+	for _, w := range p.workers {
+		if w != nil && w.exitedEarly() == nil {
+			out = append(out, w.cmd.Process.Pid)
+		}
+	}
+	return out
+}
+
+// Call makes one tool call with args through client i's library session, outside the
+// schedule and uncounted, and returns the error the application got (for benchmarks of a
+// library kind, which hold sessions with Run and call at their own pace).
+func (f *Fleet) Call(ctx context.Context, i int, args any) error {
+	if i < 0 || i >= len(f.clients) {
+		return fmt.Errorf("no client %d in group %s", i, f.cfg.Name)
+	}
+	c := f.clients[i]
+	c.mu.Lock()
+	var conn libConn
+	if c.sdk != nil && c.state == metrics.StateLive {
+		conn = c.sdk.conn
+	}
+	c.mu.Unlock()
+	if conn == nil {
+		return fmt.Errorf("client %d of group %s holds no library session now", i, f.cfg.Name)
+	}
+	o := conn.call(ctx, f.cfg.Tool, args, "")
+	if o.err == nil && o.isError {
+		return errors.New("the tool answered isError")
+	}
+	return o.err
 }
