@@ -24,6 +24,7 @@ type matrixFlags struct {
 	markdown  bool
 	tool      string
 	arguments string
+	from      string // print the matrix of this export, run nothing
 }
 
 func newMatrixCmd() *cobra.Command {
@@ -46,6 +47,16 @@ so a library upgrade shows as a change. WORKLOAD replaces the built-in scenario 
 of your own (groups with library policies and library_options).`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if fl.from != "" {
+				if len(a) > 0 {
+					return usagef("--from prints an export's matrix and runs nothing; leave out WORKLOAD")
+				}
+				exp, err := results.ReadFile(fl.from)
+				if err != nil {
+					return err
+				}
+				return results.WriteMatrix(cmd.OutOrStdout(), exp, fl.markdown)
+			}
 			w, err := fl.workload(a)
 			if err != nil {
 				return err
@@ -82,6 +93,7 @@ of your own (groups with library policies and library_options).`,
 	f.BoolVar(&fl.markdown, "markdown", false, "print the matrix as a Markdown table, one row per library")
 	f.StringVar(&fl.tool, "tool", "", "the tool every group calls (default: the reference server's slow, or a tool of the target that reports progress)")
 	f.StringVar(&fl.arguments, "arguments", "", `the tool call's arguments as a JSON object, e.g. '{"query":"q","delay_ms":500}'`)
+	f.StringVar(&fl.from, "from", "", "print the matrix of this export (of an earlier matrix or run) and run nothing")
 	fl.run.target.register(f)
 	return cmd
 }
