@@ -75,26 +75,26 @@ func LibraryOptionNames(kind string) []string {
 func CheckLibraryOption(kind, name string, v any) error {
 	opts, ok := libraryOptions[kind]
 	if !ok {
-		return fmt.Errorf("policy %s runs no client library, so it takes no library_options (libraries: %s)", kind, strings.Join(Libraries(), ", "))
+		return fmt.Errorf("policy %s runs no client library, so it takes no library_options; use a library policy: %s", kind, strings.Join(Libraries(), ", "))
 	}
 	k, ok := opts[name]
 	if !ok {
-		return fmt.Errorf("%s takes no option %q (it takes: %s)", kind, name, strings.Join(LibraryOptionNames(kind), ", "))
+		return fmt.Errorf("%s takes no option %q; use one of %s", kind, name, strings.Join(LibraryOptionNames(kind), ", "))
 	}
 	n, isNum := number(v)
 	switch {
 	case k == optBool:
 		if _, ok := v.(bool); !ok {
-			return fmt.Errorf("%s wants true or false", name)
+			return fmt.Errorf("%s is not a boolean; write true or false", name)
 		}
 	case !isNum:
-		return fmt.Errorf("%s wants a number", name)
+		return fmt.Errorf("%s is not a number; write a number, e.g. %s: 10", name, name)
 	case k == optCount && (n < 0 || n != math.Trunc(n) || n > 1000):
-		return fmt.Errorf("%s wants a whole number from 0 to 1000", name)
+		return fmt.Errorf("%s is out of range; write a whole number from 0 to 1000", name)
 	case k == optMillis && (n < 1 || n != math.Trunc(n) || n > 3_600_000):
-		return fmt.Errorf("%s wants whole milliseconds from 1 to 3600000 (an hour)", name)
+		return fmt.Errorf("%s is out of range; write whole milliseconds from 1 to 3600000 (an hour)", name)
 	case k == optFactor && (n < 1 || n > 100):
-		return fmt.Errorf("%s wants a number from 1 to 100", name)
+		return fmt.Errorf("%s is out of range; write a number from 1 to 100", name)
 	}
 	return nil
 }
