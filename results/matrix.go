@@ -115,7 +115,13 @@ func WriteMatrix(w io.Writer, e *Export, markdown bool) error {
 		}
 		return nil
 	}
-	// On a terminal the outcomes are rows and the libraries columns, as in the run's summary.
+	// On a terminal the outcomes are rows and the libraries columns, as in the run's summary;
+	// the libraries' module paths are shortened to fit.
+	for _, l := range lines {
+		l[1] = strings.TrimPrefix(strings.TrimPrefix(l[1], "github.com/"), "@")
+		l[1] = strings.Replace(l[1], " (", " ", 1)
+		l[1] = strings.TrimSuffix(l[1], ")")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for i, h := range head {
 		cells := []string{h}

@@ -3,6 +3,8 @@ package workloads
 import (
 	"strings"
 
+	"github.com/goccy/go-yaml/ast"
+
 	"github.com/mcpchaos/mcpchaos/clients"
 )
 
@@ -10,6 +12,13 @@ import (
 // policy runs (gosdk, mcpgo, ts-sdk, ts-client), spelt as the library spells them, each
 // checked by clients.CheckLibraryOption where it is written.
 func (d *decoder) libraryOptions(m *mapping, policy string) map[string]any {
+	// The TypeScript SDKs offer the newest session revision they know and take no other: a
+	// group that asks for an older one would not get it.
+	if pf := m.field("protocol"); pf != nil && (policy == clients.ClientTSSDK || policy == clients.ClientTSClient) {
+		if s, ok := pf.node.(*ast.StringNode); ok && s.Value != clients.Protocol20251125 {
+			d.errorf(pf.node, pf.path, "policy %s offers %s only; remove protocol or set it to %s", policy, clients.Protocol20251125, clients.Protocol20251125)
+		}
+	}
 	f := m.field("library_options")
 	if f == nil {
 		return nil

@@ -29,6 +29,7 @@ func TestLibraryOptions(t *testing.T) {
 		{"option of another library", "  - name: g\n    clients: 1\n    policy: gosdk\n    library_options:\n      maxRetries: 3\n", 14, 7, `unknown key "maxRetries"`},
 		{"wrong type", "  - name: g\n    clients: 1\n    policy: mcpgo\n    library_options:\n      ContinuousListening: yes please\n", 14, 28, "not a boolean; write true or false"},
 		{"out of range", "  - name: g\n    clients: 1\n    policy: ts-client\n    library_options:\n      timeout: 0\n", 14, 16, "timeout is out of range"},
+		{"older protocol for a TypeScript SDK", "  - name: g\n    clients: 1\n    policy: ts-sdk\n    protocol: 2025-06-18\n", 13, 15, "offers 2025-11-25 only"},
 		{"no library", "  - name: g\n    clients: 1\n    policy: naive\n    library_options:\n      maxRetries: 3\n", 13, 5, "policy naive runs no client library"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
