@@ -106,12 +106,12 @@ func TestLibrariesSeedRegime(t *testing.T) {
 	needTS(t)
 	e := runLibraries(t, libraryWorkload(`  builtin: {session_ttl: 1s, retention: 30s, get_validation: permissive, notify_interval: 200ms, retry: 0s}`, "slow", ""))
 
-	// The Go SDK resumes its GET with Last-Event-ID after the outage: the replay of the dead
-	// session is answered 200 (a request of its own to a dead session); the next call's 404
-	// is ErrSessionMissing.
+	// The Go SDK reopens its GET after the outage, on its own, to the dead session (with
+	// Last-Event-ID when its stream had an event id by the cut); the next call's 404 is
+	// ErrSessionMissing.
 	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
-	if c["replays_ok"] == 0 || c["dead_session_background_requests"] == 0 || cl["ErrSessionMissing"] == 0 {
-		t.Errorf("gosdk: want a 200 replay of the dead session and ErrSessionMissing: %v %v", c, cl)
+	if c["dead_session_background_requests"] == 0 || cl["ErrSessionMissing"] == 0 {
+		t.Errorf("gosdk: want a GET of its own to the dead session and ErrSessionMissing: %v %v", c, cl)
 	}
 	// mcp-go has no listener by default and never resumes: nothing of its own to the dead
 	// session, no hang; the 404 is ErrSessionTerminated.
@@ -138,10 +138,10 @@ func TestLibrariesStrictGET(t *testing.T) {
 	needTS(t)
 	e := runLibraries(t, libraryWorkload(`  builtin: {session_ttl: 1s, retention: 30s, get_validation: strict, notify_interval: 200ms, retry: 0s}`, "slow", ""))
 
-	// The Go SDK's resume GET meets the 404 (a replay answered dead), not a 200.
+	// The Go SDK's GET after the outage meets the 404, never a 200 replay.
 	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
-	if c["replays_dead"] == 0 || c["replays_ok"] != 0 {
-		t.Errorf("gosdk: want the resume GET answered 404, never 200: %v %v", c, cl)
+	if c["dead_session_background_requests"] == 0 || c["replays_ok"] != 0 {
+		t.Errorf("gosdk: want its GET to the dead session answered 404, never a 200 replay: %v %v", c, cl)
 	}
 	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
 	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
