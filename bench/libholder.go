@@ -8,18 +8,21 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // The client library kinds beyond the Go SDK's: mcp-go's client in process, and the
-// TypeScript SDKs' clients in node workers (clients.TSClientsPerWorker to a worker). They are
+// TypeScript SDKs' clients in node workers (fleet.TSClientsPerWorker to a worker). They are
 // held by a fleet of that kind, as a run holds them; a TypeScript kind's memory and CPU are
 // its measuring process's plus its node workers' (their PIDs travel in the reports).
 const (
-	MCPGo    = clients.ClientMCPGo
-	TSSDK    = clients.ClientTSSDK
-	TSClient = clients.ClientTSClient
+	MCPGo    = policy.ClientMCPGo
+	TSSDK    = policy.ClientTSSDK
+	TSClient = policy.ClientTSClient
 )
 
 // Kinds lists the client kinds a measurement can hold.
@@ -28,32 +31,32 @@ func Kinds() []string { return []string{Lean, GoSDK, MCPGo, TSSDK, TSClient} }
 func knownKind(k string) bool { return slices.Contains(Kinds(), k) }
 
 type libHolder struct {
-	f        *clients.Fleet
+	f        *fleet.Fleet
 	cancel   context.CancelFunc
 	done     chan struct{}
-	sessions []*clients.Session
+	sessions []*wire.Session
 }
 
 // prepareLib makes the fleet and starts its node workers (before the baseline, so that a
 // worker's own footprint is not counted as the sessions'); the function it returns
 // establishes the sessions.
 func prepareLib(ctx context.Context, endpoint string, o Options, dials *atomic.Int64) (func(context.Context) (holder, error), []int, error) {
-	tr := clients.NewTransport(o.Workers * 2)
+	tr := wire.NewTransport(o.Workers * 2)
 	countDials(tr, dials)
-	ep := &clients.Endpoint{
+	ep := &wire.Endpoint{
 		URL:            endpoint,
-		HTTP:           &http.Client{Transport: clients.Streaming(tr)},
-		Protocol:       clients.Protocol20251125,
+		HTTP:           &http.Client{Transport: wire.Streaming(tr)},
+		Protocol:       wire.Protocol20251125,
 		RequestTimeout: 30 * time.Second,
 		MaxBody:        4 << 20,
 		MaxEvent:       1 << 20,
 		ClientName:     "mcpchaos-bench",
 	}
 	rec := metrics.NewRecorder("bench", o.Client, o.Sessions)
-	f := clients.NewFleet(clients.GroupConfig{
+	f := fleet.New(fleet.GroupConfig{
 		Name: "bench", Clients: o.Sessions, DeadStatuses: []int{404, 410}, CallEvery: time.Hour, Tool: "echo",
 		Concurrency: 1, Kind: o.Client,
-	}, ep, rec, clients.TruthFunc(func(string) (time.Time, bool) { return time.Time{}, false }),
+	}, ep, rec, truth.Func(func(string) (time.Time, bool) { return time.Time{}, false }),
 		func(time.Duration) bool { return false }) // the bench drives the calls itself
 	if err := f.Prepare(ctx); err != nil {
 		f.Close()
@@ -62,7 +65,7 @@ func prepareLib(ctx context.Context, endpoint string, o Options, dials *atomic.I
 	return func(ctx context.Context) (holder, error) { return holdLib(ctx, o, f, rec) }, f.WorkerPIDs(), nil
 }
 
-func holdLib(ctx context.Context, o Options, f *clients.Fleet, rec *metrics.Recorder) (holder, error) {
+func holdLib(ctx context.Context, o Options, f *fleet.Fleet, rec *metrics.Recorder) (holder, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &libHolder{f: f, cancel: cancel, done: make(chan struct{})}
 	go func() { f.Run(runCtx, time.Now()); close(h.done) }()

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -26,8 +27,8 @@ import (
 // (npm ci in clients/tsworker), and fails it under CI=true, where .ci/run installs them.
 func needTS(t *testing.T) {
 	t.Helper()
-	for _, kind := range []string{clients.ClientTSSDK, clients.ClientTSClient} {
-		if err := clients.CheckTSWorker(kind); err != nil {
+	for _, kind := range []string{policy.ClientTSSDK, policy.ClientTSClient} {
+		if err := fleet.CheckTSWorker(kind); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatal(err)
 			}

@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -32,12 +33,14 @@ type View struct {
 	Planned  time.Duration     // how long the run is planned to last
 	RunID    string            // the run's id, as its export records it
 	Labels   map[string]string // the run's labels (Plan.Labels)
+	// Generator reads the load generator's own figures of the last second (package generator).
+	Generator func() generator.Live
 
 	phases     []workloads.Phase
 	faultNames []string
 	faultsNow  func() []string
 
-	fleets   []*clients.Fleet
+	fleets   []*fleet.Fleet
 	recs     []*metrics.Recorder
 	believed []atomic.Int64 // the last census's believed-live-but-dead, per group
 }
@@ -45,11 +48,11 @@ type View struct {
 // GroupStatus is a client group's state now: its sessions by state and its recorder.
 type GroupStatus struct {
 	Name     string
-	Census   clients.Census
+	Census   fleet.Census
 	Recorder *metrics.Recorder
 }
 
-func newView(w string, shard *results.Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Recorder) *View {
+func newView(w string, shard *results.Shard, planned time.Duration, fleets []*fleet.Fleet, recs []*metrics.Recorder) *View {
 	return &View{Workload: w, Shard: shard, Planned: planned, fleets: fleets, recs: recs, believed: make([]atomic.Int64, len(recs))}
 }
 

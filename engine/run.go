@@ -10,9 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -28,7 +30,7 @@ type runner struct {
 	guard   *guard.Guard
 	inst    *refserver.Instance
 	inj     faults.Injector
-	fleets  []*clients.Fleet
+	fleets  []*fleet.Fleet
 	recs    []*metrics.Recorder
 	proxies map[string]string // group → proxy listen address
 	tgt     targetInfo        // what setUp learnt about the target (setup.go)
@@ -43,6 +45,7 @@ type runner struct {
 
 	id   string        // the run's id: in the export, the live metrics and the progress view
 	late time.Duration // how long after the plan's StartAt a late shard started
+	gen  *generator.Sampler
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -56,7 +59,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID()}
+	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
@@ -106,6 +109,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
+	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)
 	}
@@ -137,6 +141,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	})
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
+	wg.Go(func() { r.gen.Run(runCtx) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
@@ -175,8 +180,8 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
-	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
-		problems = append(problems, ps...) // the run could not measure what it was asked (clients/problems.go)
+	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
+		problems = append(problems, ps...) // the run could not measure what it was asked (clients/fleet/problems.go)
 		fatal = true
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
@@ -188,6 +193,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return nil, err
 	}
 	exp.Timeline = tl
+	exp.Generator = generatorReport(r.gen, exp)
 	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
 	r.abortMu.Lock()
 	aborted, why := r.aborted, r.abortWhy
@@ -252,7 +258,7 @@ func (r *runner) health(start time.Time) *health {
 	h := &health{start: start, recs: r.recs, dial: dialTCP}
 	if r.w.Target.Builtin == nil {
 		if u, err := url.Parse(r.w.Target.URL); err == nil {
-			h.dialAddr = clients.HostPort(u)
+			h.dialAddr = wire.HostPort(u)
 		}
 	}
 	if ext, ok := r.inj.(*faults.External); ok {

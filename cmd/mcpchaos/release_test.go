@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/internal/redistest"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -36,6 +37,7 @@ func TestReleaseScripts(t *testing.T) {
 			"serve":       cmdServeProcess,
 			"expand":      cmdExpand,
 			"checkaction": cmdCheckAction,
+			"docblock":    cmdDocBlock,
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				want, _ := strconv.Atoi(args[0])
 				got := 0
@@ -141,6 +143,27 @@ func cmdCheckAction(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("no action %s in %s: %+v", args[1], args[0], exp.Actions)
 }
 
+// docblock DOC HEADING OUT: write the first fenced code block under the heading HEADING of
+// DOC (a path from this package's directory) to OUT, verbatim: a recipe the docs show is the
+// recipe the test runs.
+func cmdDocBlock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: docblock DOC HEADING OUT")
+	}
+	data, err := os.ReadFile(args[0]) // relative to the package directory, where the test runs
+	ts.Check(err)
+	_, after, ok := strings.Cut(string(data), "\n## "+args[1]+"\n")
+	if !ok {
+		ts.Fatalf("%s has no heading %q", args[0], args[1])
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	if !ok {
+		ts.Fatalf("%s: no ```sh block under %q", args[0], args[1])
+	}
+	block, _, _ = strings.Cut(block, "```")
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
+}
+
 // waitHealthy polls url (20 s at most) until it answers 200: the server is up.
 func waitHealthy(ts *testscript.TestScript, url string) {
 	hc := &http.Client{Timeout: time.Second}
@@ -218,7 +241,7 @@ func TestRollingDeployFast(t *testing.T) {
 			if pc["misattributed_errors"] != 0 || pc["replays_ok"] < 5 || pc["events_quarantined"] < 5 || pc["sessions_dead_detected"] < 5 {
 				t.Errorf("probe: %v", pc)
 			}
-			// Stale means replayed after the death (clients.Client.apply): probe never applies one.
+			// Stale means replayed after the death (fleet.Client.apply): probe never applies one.
 			if pc["stale_events_applied"] != 0 {
 				t.Errorf("probe applied %d stale events (naive %d)", pc["stale_events_applied"], nc["stale_events_applied"])
 			}
@@ -298,7 +321,7 @@ func TestInspectClusterFrontDoor(t *testing.T) {
 	}
 	defer inst.Close()
 	u, _ := url.Parse(inst.URL)
-	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: clients.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
+	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: wire.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
