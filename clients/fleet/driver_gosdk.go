@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -78,7 +79,7 @@ func (c *Client) runSDK(ctx context.Context) {
 			if ctx.Err() == nil {
 				c.f.failed(err)
 			}
-			sleep(ctx, backoff.next())
+			sleep.For(ctx, backoff.next())
 			continue
 		}
 		backoff.reset()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -55,7 +56,7 @@ func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 			if ctx.Err() == nil {
 				c.f.failed(err)
 			}
-			sleep(ctx, backoff.next())
+			sleep.For(ctx, backoff.next())
 			continue
 		}
 		backoff.reset()
