@@ -17,9 +17,11 @@ type Stream struct {
 	Body   string // start of the body when Status is not 200
 	// body is the open stream's body. Only the body is kept, not the response: a held stream
 	// lives long, and the response's header map and request are a kilobyte it never reads again.
-	body   io.ReadCloser
-	cancel context.CancelFunc
-	retry  atomic.Int64
+	body io.ReadCloser
+	// encoding is what an error over the event cap says of the body's Content-Encoding.
+	encoding string
+	cancel   context.CancelFunc
+	retry    atomic.Int64
 }
 
 // OpenStream sends the GET for the session's standalone stream, with Last-Event-ID when cursor
@@ -56,7 +58,7 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 		cancel()
 		return nil, err
 	}
-	st := &Stream{Status: resp.StatusCode, body: resp.Body, cancel: cancel}
+	st := &Stream{Status: resp.StatusCode, body: resp.Body, encoding: encodingNote(resp), cancel: cancel}
 	st.retry.Store(-1)
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
@@ -97,9 +99,5 @@ func (st *Stream) Close() {
 // Classify names the error of a read of st as ClassifyRead does, saying of an event over its
 // cap that it came compressed, if it did.
 func (st *Stream) Classify(err error, maxEvent int) error {
-	err = ClassifyRead(err, maxEvent)
-	if st.resp != nil {
-		err = gzipNamed(err, st.resp)
-	}
-	return err
+	return encodingNamed(ClassifyRead(err, maxEvent), st.encoding)
 }

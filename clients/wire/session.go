@@ -279,15 +279,25 @@ func resumable(err error) bool {
 // gzipNamed says, of a reply over its cap, that it came compressed (inflated by net/http, or
 // sent with a Content-Encoding nobody asked for): a gzip bomb is named as one.
 func gzipNamed(err error, resp *http.Response) error {
-	var te *TooLargeError
-	if !errors.As(err, &te) {
-		return err
-	}
+	return encodingNamed(err, encodingNote(resp))
+}
+
+// encodingNote is what gzipNamed adds for resp: empty for a plain body.
+func encodingNote(resp *http.Response) string {
 	switch enc := resp.Header.Get("Content-Encoding"); {
 	case resp.Uncompressed:
-		te.What += " (of a gzip body, inflated)"
+		return " (of a gzip body, inflated)"
 	case enc != "":
-		te.What += fmt.Sprintf(" (of a body sent with Content-Encoding: %.20s)", enc)
+		return fmt.Sprintf(" (of a body sent with Content-Encoding: %.20s)", enc)
+	}
+	return ""
+}
+
+// encodingNamed adds note to err when err is a TooLargeError.
+func encodingNamed(err error, note string) error {
+	var te *TooLargeError
+	if note != "" && errors.As(err, &te) {
+		te.What += note
 	}
 	return err
 }
