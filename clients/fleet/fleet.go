@@ -74,6 +74,9 @@ type Fleet struct {
 	deaths  [truth.DeathSources]atomic.Int64 // deaths counted, by how their time was obtained
 	// refusedCalls counts surfaced tool calls the server refused (fleetreport.go).
 	refusedCalls atomic.Int64
+	// callsDue counts the call turns that came during a phase that makes calls, made or not:
+	// a group with turns and no call made is a problem (problems.go), never a quiet 0 / 0.
+	callsDue atomic.Int64
 
 	protoMu  sync.Mutex
 	protocol string
@@ -247,6 +250,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			defer func() { <-slots }()
 			defer guard.Catch(ctx, "call "+f.cfg.Name)
 			c := f.clients[j.c]
+			f.rec.Record(metrics.TurnLag, c.idx, c.turns[j.k].begin(time.Now()))
 			var t turnCall
 			defer func() {
 				c.turns[j.k].release(t.answered, period, func(d time.Duration) {
@@ -283,6 +287,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			s := &q[0]
 			c := f.clients[s.c]
 			if f.calls(s.due.Sub(start)) {
+				f.callsDue.Add(1)
 				if !c.turns[s.k].take(s.due, period) {
 					f.rec.Inc(metrics.CallsSkipped)
 				} else if !dispatch(job{s.c, s.k, s.due}) {
