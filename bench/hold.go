@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -26,7 +27,7 @@ const (
 
 // Options say what one measurement does.
 type Options struct {
-	Client   string `json:"client"` // Lean or GoSDK
+	Client   string `json:"client"` // one of Kinds()
 	URL      string `json:"url"`    // the target's MCP endpoint (loopback)
 	Sessions int    `json:"sessions"`
 	Rounds   int    `json:"rounds"`   // rounds of one tools/call per session
@@ -47,8 +48,8 @@ func (o Options) check() error {
 	if hostIP(u.Host) == "" {
 		return fmt.Errorf("bench talks to loopback targets only, not %q", u.Host)
 	}
-	if o.Client != Lean && o.Client != GoSDK {
-		return fmt.Errorf("unknown client kind %q (want %s or %s)", o.Client, Lean, GoSDK)
+	if !knownKind(o.Client) {
+		return fmt.Errorf("unknown client kind %q (want one of %s)", o.Client, strings.Join(Kinds(), ", "))
 	}
 	return nil
 }
@@ -77,6 +78,7 @@ type report struct {
 	CallErrors       int     `json:"call_errors,omitempty"`
 	ProbeP50US       int64   `json:"probe_p50_us,omitempty"`
 	BareP50US        int64   `json:"bare_round_trip_p50_us,omitempty"`
+	Workers          []int   `json:"worker_pids,omitempty"` // node workers of a TypeScript kind (ready phase)
 }
 
 // Hold is the measuring process: it holds o.Sessions sessions of o.Client against o.URL,
@@ -105,11 +107,20 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 	}
 	// What a client kind needs whatever the number of sessions is set up before the baseline.
 	var dials atomic.Int64
-	establish := prepareSDK(o.URL, o, &dials)
-	if o.Client == Lean {
+	var workers []int // node worker processes holding the sessions, beside this one
+	var establish func(context.Context) (holder, error)
+	switch o.Client {
+	case Lean:
 		establish = prepareLean(o.URL, o, &dials)
+	case GoSDK:
+		establish = prepareSDK(o.URL, o, &dials)
+	default:
+		var err error
+		if establish, workers, err = prepareLib(ctx, o.URL, o, &dials); err != nil {
+			return err
+		}
 	}
-	if err := pause(quiet(report{Phase: phaseReady})); err != nil {
+	if err := pause(quiet(report{Phase: phaseReady, Workers: workers})); err != nil {
 		return err
 	}
 

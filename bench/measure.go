@@ -16,10 +16,13 @@ import (
 // Result is one measurement. Growths are from the measuring process's baseline (set up, no
 // session) to the moment every session is held; per-session figures divide by Sessions.
 type Result struct {
-	Client           string  `json:"client"`
-	Sessions         int     `json:"sessions"`
-	Proxied          bool    `json:"proxied"`
-	PID              int     `json:"pid"` // of the measuring process, for an outside reading
+	Client   string `json:"client"`
+	Sessions int    `json:"sessions"`
+	Proxied  bool   `json:"proxied"`
+	PID      int    `json:"pid"` // of the measuring process, for an outside reading
+	// WorkerProcesses counts the node workers that held a TypeScript kind's sessions: the
+	// memory, descriptor and CPU figures are the measuring process's and theirs, summed.
+	WorkerProcesses  int     `json:"worker_processes,omitempty"`
 	EstablishSeconds float64 `json:"establish_seconds"`
 	EstablishPerSec  float64 `json:"establish_per_second"`
 	// Read by the parent from /proc/PID/smaps_rollup, /proc/PID/fd and /proc/PID/stat.
@@ -118,6 +121,7 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	r.PID = m.pid()
 	var ready, holding, called, done report
 	base, err := m.quietRead(&ready, phaseReady)
+	r.WorkerProcesses = len(ready.Workers)
 	if err == nil {
 		err = m.resume()
 	}
@@ -227,10 +231,11 @@ func (px *proxyProcess) called(r *Result) error {
 
 // child is one of the benchmark's child processes, spoken to over its stdin and stdout.
 type child struct {
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *json.Decoder
-	closed bool // its stdout ended: it exited or is exiting
+	workers []int // processes that hold sessions for it (node workers), read with it
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *json.Decoder
+	closed  bool // its stdout ended: it exited or is exiting
 }
 
 func start(ctx context.Context, launch Launch, spec childSpec) (*child, error) {
@@ -273,7 +278,18 @@ func (c *child) quietRead(r *report, want string) (Reading, error) {
 	if r.Phase != want {
 		return Reading{}, fmt.Errorf("bench: measuring process said phase %q, want %q", r.Phase, want)
 	}
-	return ReadProc(c.pid())
+	if len(r.Workers) > 0 {
+		c.workers = r.Workers
+	}
+	sum, err := ReadProc(c.pid())
+	for _, pid := range c.workers {
+		w, werr := ReadProc(pid)
+		if werr != nil {
+			return Reading{}, errors.Join(err, werr)
+		}
+		sum.RSS, sum.PSS, sum.FDs, sum.CPU = sum.RSS+w.RSS, sum.PSS+w.PSS, sum.FDs+w.FDs, sum.CPU+w.CPU
+	}
+	return sum, err
 }
 
 // resume lets the child go on past a quiet moment.

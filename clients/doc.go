@@ -6,11 +6,15 @@
 //     server's requests answered, the stateless revision's handshake, error classes, the
 //     redaction of whatever leaves it);
 //   - policy: what a client decides after a drop or a failure (naive, probe), and the names a
-//     workload's policy and probe may take;
+//     workload's policy and probe may take, the client libraries and their options included
+//     (libraries.go);
 //   - truth: when a session died, exactly (the reference server) or estimated;
 //   - fleet: a group at work (its clients and their accounting, the scheduler and the turns of
 //     the request loops, tool arguments, the group's report, the run's problems), and one
-//     driver per client kind behind one interface (driver_*.go: wire, Go SDK, stateless).
+//     driver per client kind behind one interface (driver_*.go: wire, Go SDK, stateless, and
+//     the client libraries: mcp-go, the TypeScript SDKs);
+//   - tsworker: not Go: the node worker that holds the TypeScript SDKs' clients for fleet
+//     (worker.mjs, locked by package-lock.json; npm ci there).
 //
 // Arrows run one way: fleet uses wire, policy and truth; wire, policy and truth use none of
 // each other. None of them imports workloads, faults, results, the engine or the reference

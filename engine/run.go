@@ -243,6 +243,9 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 
 // close tears everything down; safe on every exit path.
 func (r *runner) close() {
+	for _, f := range r.fleets {
+		f.Close() // node workers, if a group had any (a run that never started them too)
+	}
 	if r.inj != nil {
 		if err := r.inj.Close(); err != nil {
 			fmt.Fprintln(r.opts.stderr, "mcpchaos: removing proxies:", err)

@@ -66,6 +66,11 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 	if err != nil {
 		return configErr("group %s: %w", g.Name, err)
 	}
+	if g.Policy == policy.ClientTSSDK || g.Policy == policy.ClientTSClient {
+		if err := fleet.CheckTSWorker(g.Policy); err != nil {
+			return configErr("group %s: %w", g.Name, err)
+		}
+	}
 	gc := conn
 	gc.Dial = listen
 	gc.MaxConns = g.Clients * (g.Concurrency + 1)
@@ -102,9 +107,14 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		Arguments: g.Arguments, NoProgressTokens: g.NoProgressTokens, LogLevel: g.LogLevel,
 		Roots: g.Roots, Replies: g.ServerReplies,
 		// ReconnectDelay and ReconnectMax: fleet.NewFleet's defaults, their one source.
+		Kind: g.Policy, LibraryOptions: g.LibraryOptions,
 	}
 	r.recs = append(r.recs, rec)
-	r.fleets = append(r.fleets, fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases)))
+	fl := fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases))
+	r.fleets = append(r.fleets, fl)
+	if err := fl.Prepare(ctx); err != nil { // node workers of a TypeScript library
+		return fmt.Errorf("group %s: %w", g.Name, err)
+	}
 	return nil
 }
 
@@ -218,6 +228,13 @@ func (r *runner) describeTarget(run *results.Run) {
 			r.tgt.toxiproxy, r.tgt.prefix, r.tgt.toxiproxy))
 	}
 	for _, f := range r.fleets {
+		if li := f.Library(); li != nil {
+			if run.Libraries == nil {
+				run.Libraries = map[string]results.Library{}
+			}
+			run.Libraries[f.Name()] = results.Library{Kind: li.Kind, Name: li.Name, Version: li.Version,
+				Options: li.Options, NegotiatedProtocol: li.Protocol, ErrorClasses: li.ErrorClasses}
+		}
 		if na := f.NotObservable(); len(na) > 0 {
 			if run.NotObservable == nil {
 				run.NotObservable = map[string][]string{}

@@ -125,6 +125,10 @@ func (ts Tolerances) For(group, metric string) Tolerance {
 //	false_healthy_seconds                        +10%,+1s
 //	errors, errors.*, calls_skipped              +10%,+3
 //	tool_calls_ok                                -10%         may fall 10%
+//	replayed_errors_delivered, silent_substitutions  +0       may not grow at all
+//	calls_hung, errors_misclassified, listeners_silently_dead,
+//	dead_session_background_requests             +10%,+2      (whether a call is cut mid-stream varies)
+//	hung_ms                                      +10%,+2000
 //	everything else (clients, sessions_started, drops, replays, probes, counts, min, max, ...)
 //	                                             info         reported only
 //
@@ -157,6 +161,11 @@ func DefaultTolerances() Tolerances {
 	ts = append(ts, must("false_healthy_seconds", "+10%,+1s"), must("errors", "+10%,+3"), must("errors.*", "+10%,+3"),
 		must("calls_skipped", "+10%,+3"),
 		must("tool_calls_ok", "-10%"))
+	// The library failures (docs/libraries.md).
+	ts = append(ts, must("replayed_errors_delivered", "+0"), must("silent_substitutions", "+0"), must("hung_ms", "+10%,+2000"))
+	for _, c := range []string{"calls_hung", "errors_misclassified", "listeners_silently_dead", "dead_session_background_requests"} {
+		ts = append(ts, must(c, "+10%,+2"))
+	}
 	return ts
 }
 

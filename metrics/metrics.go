@@ -43,6 +43,14 @@ const (
 	ToolErrors                          // tool calls whose result said isError: the tool's own answer
 	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
 	CallsSkipped                        // a request loop's turns missed because its previous call was still running
+	// The library failures (client kinds that run a real MCP client library; docs/metrics.md).
+	CallsHung                     // calls that returned only at their timeout while their session was dead or their stream cut
+	HungMS                        // the milliseconds those calls waited
+	ReplayedErrorsDelivered       // a dead session's stored answer (an error replayed from its log) returned as a call's result
+	DeadSessionBackgroundRequests // requests a library sent on its own (GETs) carrying a dead session's id
+	ListenersSilentlyDead         // GET listeners that stopped with the session still held and nothing surfaced to the application
+	ErrorsMisclassified           // session deaths a library surfaced as something else (timeout, "not implemented", context canceled)
+	SilentSubstitutions           // POSTs with a dead session's id that the server answered 2xx, unnoticed by the library
 	numCounters
 )
 
@@ -53,6 +61,8 @@ var counterNames = [numCounters]string{
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
 	"tool_errors", "server_requests_answered", "calls_skipped",
+	"calls_hung", "hung_ms", "replayed_errors_delivered", "dead_session_background_requests",
+	"listeners_silently_dead", "errors_misclassified", "silent_substitutions",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -85,6 +95,13 @@ var counterHelp = [numCounters]string{
 	"Tool calls whose result said isError: the tool's own answer.",
 	"Requests of the server (ping, roots/list, ...) the client answered.",
 	"Turns of a request loop missed because its previous call was still running.",
+	"Library calls that returned only at their timeout while their session was dead or their stream cut.",
+	"Milliseconds the hung library calls waited, summed.",
+	"A dead session's stored answer, replayed from its log, returned to the application as a call's result.",
+	"Requests a client library sent on its own (GET streams) carrying the id of a session that had died.",
+	"GET listeners that stopped while the session was held, with nothing surfaced to the application.",
+	"Session deaths a client library surfaced as something else (a timeout, not implemented, context canceled).",
+	"Requests with a dead session's id that the server answered 2xx, unnoticed by the client library.",
 }
 
 // Counters lists every counter in export order.
@@ -113,10 +130,13 @@ const (
 	// its call (the send follows at once), when the loop was free to send. It is the load generator's figure, not the
 	// server's (package generator; docs/metrics.md, "Generator").
 	TurnLag
+	// CallFailureLatency times a tool call that failed, from the send to the error the
+	// application got (the inside view of client libraries: a hang shows here at its timeout).
+	CallFailureLatency
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency"}
 
 func (h Hist) String() string { return histNames[h] }
 
@@ -131,6 +151,7 @@ var histHelp = [numHists]string{
 	"Stateless revision: a lost request's first send to its re-issue's result.",
 	"Tool call from its intended start (its turn on the schedule) to its result: corrected for coordinated omission.",
 	"The load generator's own lag: a request loop's turn, from its intended start to the start of its call.",
+	"Tool call that failed: from the send to the error the application got.",
 }
 
 // Hists lists every histogram in export order.

@@ -84,6 +84,8 @@ type Run struct {
 	// NotObservable lists, per group, the metrics its clients could not be measured on (a
 	// gosdk group's internals are the SDK's): their zeros mean "not seen", not "none" (v2).
 	NotObservable map[string][]string `json:"not_observable,omitempty"`
+	// Libraries says, per group that ran a real client library, which and what it did (v2).
+	Libraries map[string]Library `json:"libraries,omitempty"`
 	// Notes say in words what the numbers cannot: a stateless target, estimated deaths, where
 	// the proxies were (v2).
 	Notes []string `json:"notes,omitempty"`

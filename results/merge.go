@@ -221,6 +221,7 @@ func mergeRun(parts []Part) Run {
 				}
 			}
 		}
+		r.Libraries = mergeLibraries(r.Libraries, s.Libraries)
 		// The shards of one run carry the same labels; a shard's own are kept too, and a label
 		// the shards disagree on keeps every value and is noted. Each shard has its own proxies.
 		var differ []string
@@ -370,4 +371,27 @@ func totalsOnly(set GroupSampleSet) GroupSampleSet {
 		out[name] = GroupSample{Counters: gs.Counters, Errors: gs.Errors}
 	}
 	return out
+}
+
+// mergeLibraries adds a shard's library groups to the merge's: the first shard's record of a
+// group stands, with the error classes of every shard summed.
+func mergeLibraries(into, from map[string]Library) map[string]Library {
+	for g, l := range from {
+		if into == nil {
+			into = map[string]Library{}
+		}
+		cur, ok := into[g]
+		if !ok {
+			cur = l
+			cur.ErrorClasses = nil
+		}
+		for k, n := range l.ErrorClasses {
+			if cur.ErrorClasses == nil {
+				cur.ErrorClasses = map[string]int64{}
+			}
+			cur.ErrorClasses[k] += n
+		}
+		into[g] = cur
+	}
+	return into
 }

@@ -62,6 +62,8 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		r.Generation = "session"
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
+		r.Libraries = map[string]Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
+			Options: map[string]any{"maxRetries": 10}, NegotiatedProtocol: "2025-11-25", ErrorClasses: map[string]int64{"McpError(-32001)": 1}}}
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
 		r.Labels = map[string]string{"release": "v1.4.2"}
 		r.End = r.Start.Add(10 * time.Second)
@@ -136,6 +138,9 @@ func TestMergeIsExact(t *testing.T) {
 	}
 	if len(m.Run.MergedShards) != 3 || m.Run.Shard != nil || !m.Run.Start.Equal(parts[0].Export.Run.Start) {
 		t.Errorf("run %+v", m.Run)
+	}
+	if n := m.Run.Libraries["probe"].ErrorClasses["McpError(-32001)"]; n != int64(len(parts)) {
+		t.Errorf("merged error classes: %d, want one a shard (%d)", n, len(parts))
 	}
 	if m.Run.Generation != "session" || len(m.Run.Notes) != 1 || len(m.Run.NotObservable["probe"]) != 1 {
 		t.Errorf("run notes not carried over: %+v", m.Run)

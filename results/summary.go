@@ -53,6 +53,23 @@ var summaryRows = []struct {
 	}},
 }
 
+// libraryRows are added when a group ran a client library (docs/libraries.md): the library
+// failures, which mcpchaos's own clients never have.
+var libraryRows = []struct {
+	label string
+	value func(g *Group) string
+}{
+	{"calls hung / seconds", func(g *Group) string {
+		return fmt.Sprintf("%d / %.1f", g.Counters["calls_hung"], float64(g.Counters["hung_ms"])/1000)
+	}},
+	{"replayed answers delivered", counter("replayed_errors_delivered")},
+	{"background requests to dead", counter("dead_session_background_requests")},
+	{"listeners silently dead", counter("listeners_silently_dead")},
+	{"deaths misclassified", counter("errors_misclassified")},
+	{"silent substitutions", counter("silent_substitutions")},
+	{"failed call latency p50 / p99", latency("call_failure_latency")},
+}
+
 func counter(name string) func(g *Group) string {
 	return func(g *Group) string { return fmt.Sprint(g.Counters[name]) }
 }
@@ -87,7 +104,11 @@ func WriteSummary(w io.Writer, e *Export) error {
 		fmt.Fprintf(tw, "%s (%s)\t", g.Name, g.Policy)
 	}
 	fmt.Fprintln(tw)
-	for _, row := range summaryRows {
+	rows := summaryRows
+	if len(e.Run.Libraries) > 0 {
+		rows = append(rows[:len(rows):len(rows)], libraryRows...)
+	}
+	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t", row.label)
 		for i := range e.Groups {
 			fmt.Fprintf(tw, "%s\t", row.value(&e.Groups[i]))

@@ -27,6 +27,7 @@ var groupSchema = schema{keys: []schemaKey{
 	{"progress_tokens", "set whether tool calls carry _meta.progressToken (default true)"},
 	{"log_level", "set the level clients ask with logging/setLevel: " + strings.Join(wire.LogLevels(), ", ") + " (default: none asked)"},
 	{"roots", "list the roots clients offer and answer roots/list with, e.g. roots: [{uri: file:///srv/app, name: app}]"},
+	{"library_options", "set options of the client library the policy runs (gosdk, mcpgo, ts-sdk, ts-client), e.g. library_options: {maxRetries: 10}"},
 	{"server_replies", "script results for the server's sampling/createMessage and elicitation/create (refused with an error otherwise)"},
 }}
 
@@ -156,6 +157,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	}
 	g.Roots = d.roots(m)
 	g.ServerReplies = d.serverReplies(m)
+	g.LibraryOptions = d.libraryOptions(m, g.Policy)
 	return g
 }
 

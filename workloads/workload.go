@@ -108,6 +108,9 @@ type GroupSpec struct {
 	LogLevel         string                     // sent with logging/setLevel; "" = none
 	Roots            []wire.Root                // offered and answered to roots/list; nil = none
 	ServerReplies    map[string]json.RawMessage // scripted results for sampling and elicitation
+	// LibraryOptions are the options of the client library a library policy runs, checked
+	// (clients.CheckLibraryOption); nil when none are set.
+	LibraryOptions map[string]any
 }
 
 // Fault is a toxic (or a whole-proxy outage) applied to the proxies of some

@@ -23,6 +23,7 @@ type held struct {
 	ranInto  atomic.Bool // counted once in sessions_dead
 	settled  atomic.Bool // its false-healthy time is counted
 	sourced  atomic.Bool // its death counted once by how its time was obtained
+	lib      libWatch    // what a client library did with it (library kinds; driver_lib_judge.go)
 }
 
 // Client is one simulated MCP client: one session at a time, one goroutine holding its GET

@@ -7,7 +7,11 @@
 // behind the driver interface (driver.go), each in files of its own named driver_*.go: the
 // wire session decided by a policy (driver_wire.go, driver_wire_stream.go), the official Go
 // SDK's client observed from outside (driver_gosdk.go), the stateless revision
-// (driver_stateless.go). Adding a kind is a new driver file and one case in pickDriver. The
+// (driver_stateless.go), and the other client libraries (docs/libraries.md): the application
+// loop around a library session (driver_lib.go) with the inside view of its calls
+// (driver_lib_judge.go), mcp-go's client (driver_mcpgo.go), the TypeScript SDKs' clients in
+// node workers driven over JSON lines (driver_ts.go, driver_ts_worker.go; the worker itself is
+// clients/tsworker), and what the export says of a library (library.go). Adding a kind is a new driver file and one case in pickDriver. The
 // drivers live here, not in a package of their own, because a driver is a client's life: it
 // moves the client's state and its accounting, which stay unexported.
 //

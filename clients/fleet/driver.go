@@ -28,11 +28,13 @@ type driver interface {
 // pickDriver chooses the driver for a group: the stateless revision whatever the group asked
 // (there are no sessions to hold), the Go SDK's client for a group without a policy of ours
 // (ClientGoSDK), the wire session otherwise.
-func pickDriver(ep *wire.Endpoint, p policy.Policy) driver {
+func pickDriver(ep *wire.Endpoint, cfg GroupConfig) driver {
 	switch {
 	case ep.Generation == wire.Stateless:
 		return statelessDriver{}
-	case p == nil:
+	case policy.IsLibrary(cfg.Kind):
+		return libraryDriver(cfg.Kind)
+	case cfg.Policy == nil:
 		return sdkDriver{}
 	}
 	return wireDriver{}

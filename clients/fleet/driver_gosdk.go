@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ import (
 // ones that cannot.
 type sdkDriver struct{}
 
+// sdkVersion is the Go SDK module version in go.mod, recorded in the export.
+const sdkVersion = "v1.8.0"
+
 // sdkNotObservable are the metrics a gosdk group cannot be measured on: which requests the SDK
 // meant as retries, whether it resynchronised, and it never probes.
 var sdkNotObservable = []string{"retries_against_dead", "resyncs", "probe_latency"}
@@ -48,6 +52,7 @@ type sdkClient struct {
 	cs     *mcp.ClientSession
 	byID   map[string]*held // this client's sessions, by id: a request names one
 	dropAt time.Time        // when the current session's GET stream last ended
+	conn   libConn          // the library session of a libDriver client (driver_lib.go)
 }
 
 // runSDK connects a Go SDK session, holds it until the application (tickSDK) or the SDK gives
@@ -58,12 +63,15 @@ func (c *Client) runSDK(ctx context.Context) {
 		c.sdk = &sdkClient{ctx: ctx, byID: make(map[string]*held)}
 	}
 	c.mu.Unlock()
+	c.f.noteLibrary("github.com/modelcontextprotocol/go-sdk", sdkVersion)
 	hc := &http.Client{Transport: &sdkObserver{base: c.f.ep.HTTP.Transport, c: c}, CheckRedirect: c.f.ep.HTTP.CheckRedirect}
 	client := mcp.NewClient(&mcp.Implementation{Name: c.f.ep.ClientName, Version: "1"}, nil)
 	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
 	for ctx.Err() == nil {
 		cctx, cancel := context.WithTimeout(ctx, c.f.ep.RequestTimeout)
-		cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: c.f.ep.URL, HTTPClient: hc, MaxEventSize: c.f.ep.MaxEvent},
+		opts := c.f.cfg.LibraryOptions
+		cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: c.f.ep.URL, HTTPClient: hc, MaxEventSize: c.f.ep.MaxEvent,
+			MaxRetries: sdkMaxRetries(opts), DisableStandaloneSSE: optTrue(opts, "DisableStandaloneSSE")},
 			// Pinned: the SDK offers the stateless 2026-07-28 revision first otherwise.
 			&mcp.ClientSessionOptions{ProtocolVersion: c.f.ep.Protocol})
 		cancel()
@@ -86,6 +94,7 @@ func (c *Client) runSDK(ctx context.Context) {
 		case <-ended:
 			// The SDK ended the session by itself (its stream could not be resumed, or the
 			// server said the session is gone): the application connects anew.
+			h.lib.surfaced.Store(true)
 			c.abandon(h, c.deadNow(h), true)
 		}
 		if ctx.Err() != nil {
@@ -97,6 +106,7 @@ func (c *Client) runSDK(ctx context.Context) {
 			c.mu.Unlock()
 			c.settle(h, time.Now())
 		}
+		c.judgeListener(h, time.Now())
 		_ = cs.Close() // the SDK sends the DELETE, unless it knows the session is missing
 		<-ended
 	}
@@ -160,7 +170,6 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 		return
 	}
 	cfg := &c.f.cfg
-	sent := time.Now()
 	args, err := c.f.arguments(ctx, c, func(ctx context.Context) (json.RawMessage, error) {
 		res, err := cs.ListTools(ctx, nil)
 		if err != nil {
@@ -179,26 +188,32 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 	if seq := c.calls.Add(1); !cfg.NoProgressTokens {
 		p.SetProgressToken(fmt.Sprintf("mcpchaos-%s-%d-%d", cfg.Name, c.idx, seq))
 	}
-	res, err := cs.CallTool(h.ctx, p)
+	// The application's timeout (the group's request_timeout): the SDK sets none of its own.
+	cctx, cancel := context.WithTimeout(h.ctx, c.f.ep.RequestTimeout)
+	defer cancel()
+	o := libOutcome{sent: time.Now(), timeout: c.f.ep.RequestTimeout}
+	res, err := cs.CallTool(cctx, p)
+	o.took = time.Since(o.sent)
 	if ctx.Err() != nil || h.ctx.Err() != nil && err != nil {
 		return // the run ended, or the session was given up while the call ran
 	}
 	if err == nil {
-		now := time.Now()
-		c.f.rec.Record(metrics.ToolCallLatency, c.idx, now.Sub(sent))
-		noteAnswered(ctx, now)
-		if res.IsError {
-			c.f.rec.Inc(metrics.ToolErrors) // the tool's own answer, not a session failure
-			return
-		}
-		c.f.rec.Inc(metrics.ToolCallsOK)
+		o.isError = res.IsError
+		c.judgeCall(ctx, h, o)
 		return
 	}
-	if !errors.Is(err, mcp.ErrSessionMissing) {
+	we := (*jsonrpc.Error)(nil)
+	o.err, o.answered = err, errors.As(err, &we)
+	o.gone = errors.Is(err, mcp.ErrSessionMissing)
+	o.misclassified = !o.gone
+	o.timedOut = cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded)
+	o.class = sdkClass(err, o)
+	dead := c.judgeCall(ctx, h, o)
+	if !o.gone {
 		c.f.failed(err)
 	}
 	switch {
-	case errors.Is(err, mcp.ErrSessionMissing):
+	case o.gone:
 		// The SDK recognised the death (a 404 on a request carrying the session id).
 		c.abandon(h, true, true)
 	case errors.Is(err, mcp.ErrConnectionClosed):
@@ -206,13 +221,28 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 		c.abandon(h, false, true)
 	default:
 		c.f.rec.Inc(metrics.ToolCallsFailed)
-		if we := (*jsonrpc.Error)(nil); errors.As(err, &we) {
+		if o.answered {
 			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
 		}
-		if c.deadNow(h) {
+		if dead {
 			c.f.rec.Inc(metrics.MisattributedErrors) // a session death reported as a tool failure
 		}
 	}
+}
+
+// sdkClass names a Go SDK error for the export.
+func sdkClass(err error, o libOutcome) string {
+	switch {
+	case o.gone:
+		return "ErrSessionMissing"
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return "ErrConnectionClosed"
+	case o.timedOut:
+		return "context.DeadlineExceeded"
+	case o.answered:
+		return "jsonrpc.Error"
+	}
+	return "other"
 }
 
 // sdkObserver watches every HTTP request a gosdk client's SDK session sends, to measure it
@@ -275,8 +305,12 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		c.account(h, sent, status, false)
 	}
+	c.libSaw(h, req.Method, cursor != "", sent, status)
 	if stream && status == http.StatusOK {
+		h.lib.getsOpen.Add(1)
 		resp.Body = &sdkStreamBody{ReadCloser: resp.Body, c: c, h: h, opened: time.Now()}
+	} else if status == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = &cutWatch{ReadCloser: resp.Body, h: h} // a call's stream: its cut matters to the call
 	}
 	return resp, err
 }
@@ -308,6 +342,9 @@ type sdkStreamBody struct {
 
 func (b *sdkStreamBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.h.lib.cut()
+	}
 	for _, ch := range p[:n] {
 		if ch == '\n' || ch == '\r' {
 			b.endLine()
@@ -342,6 +379,7 @@ func (b *sdkStreamBody) Close() error {
 // ended counts a drop when a stream ends while the client still holds its session.
 func (b *sdkStreamBody) ended() {
 	b.once.Do(func() {
+		b.h.lib.getEnded()
 		if b.h.ctx.Err() != nil {
 			return
 		}
@@ -350,4 +388,16 @@ func (b *sdkStreamBody) ended() {
 		b.c.sdk.dropAt = time.Now()
 		b.c.sdk.mu.Unlock()
 	})
+}
+
+// sdkMaxRetries is the group's MaxRetries as the SDK reads it: unset is 0 (its default, 5), and
+// a group's 0 (no retries) is the SDK's negative.
+func sdkMaxRetries(opts map[string]any) int {
+	if _, set := opts["MaxRetries"]; !set {
+		return 0
+	}
+	if n := optInt(opts, "MaxRetries", 0); n > 0 {
+		return n
+	}
+	return -1
 }

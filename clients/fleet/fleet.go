@@ -47,6 +47,11 @@ type GroupConfig struct {
 	// ReconnectMax caps it, the server's retry value, and the backoff after failed attempts.
 	ReconnectDelay time.Duration
 	ReconnectMax   time.Duration
+	// Kind is the group's policy name; a client library's (ClientGoSDK, ClientMCPGo, ClientTSSDK,
+	// ClientTSClient) picks the driver that runs it. LibraryOptions are that library's options,
+	// checked by policy.CheckLibraryOption.
+	Kind           string
+	LibraryOptions map[string]any
 }
 
 // ReferenceTools lists the tools of the reference server (refserver) that a group calling it
@@ -75,6 +80,7 @@ type Fleet struct {
 
 	protoMu  sync.Mutex
 	protocol string
+	lib      libReport // a library kind's library and its error classes (library.go)
 }
 
 // New prepares a group. calls says, for a time since the start, whether request loops
@@ -94,7 +100,7 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 	}
 	ep.Responder.Recorder = rec
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: deaths, policy: cfg.Policy, calls: calls,
-		drv: pickDriver(ep, cfg.Policy)}
+		drv: pickDriver(ep, cfg)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
@@ -195,6 +201,7 @@ func (f *Fleet) Run(ctx context.Context, start time.Time) {
 	clients.Wait()
 	sched.Wait()
 	f.finish()
+	f.Close()
 }
 
 // finish settles every client's last session and DELETEs the live ones, a few at a time.

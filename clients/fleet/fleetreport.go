@@ -209,6 +209,8 @@ type Report struct {
 	CallsDue int64 `json:"calls_due,omitempty"`
 	// CallsSent counts the tool calls sent, whatever came of them (a dead session's included).
 	CallsSent int64 `json:"calls_sent,omitempty"`
+	// LibraryProblems say where a library kind could not be measured (a node worker died).
+	LibraryProblems []string `json:"library_problems,omitempty"`
 }
 
 // Report returns the group's report so far.
@@ -216,7 +218,8 @@ func (f *Fleet) Report() Report {
 	f.samples.mu.Lock()
 	texts := slices.Clone(f.samples.texts)
 	f.samples.mu.Unlock()
-	r := Report{ErrorSamples: texts, ServerRequests: f.ep.Responder.Answered(), DeathTimes: map[string]int64{}}
+	r := Report{ErrorSamples: texts, ServerRequests: f.ep.Responder.Answered(), DeathTimes: map[string]int64{},
+		LibraryProblems: f.libraryProblems()}
 	if len(r.ServerRequests) == 0 {
 		r.ServerRequests = nil
 	}

@@ -81,6 +81,9 @@ func (g Outcome) problems() []string {
 		say("%d of %d tool calls were refused by the server (%d tool errors, the rest JSON-RPC errors, bad statuses or broken replies), not failed by a session death or a fault, so the run measured the refusals, not the sessions%s",
 			refused, calls, c(metrics.ToolErrors), why)
 	}
+	for _, p := range g.Report.LibraryProblems {
+		say("%s", p)
+	}
 	if n := g.Report.ServedAfterDeath; n > 0 {
 		say("the target answered %d requests with success for sessions it had answered as dead: it serves dead ids as alive (silent substitution), so a dead session can look alive", n)
 	}

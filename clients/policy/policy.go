@@ -95,8 +95,8 @@ var policies = map[string]func(Config) Policy{
 	NameProbe: func(c Config) Policy { return Probe{Retries: c.Retries} },
 }
 
-// Names lists what a group's `policy` may name: the policies, then ClientGoSDK.
-func Names() []string { return []string{NameNaive, NameProbe, ClientGoSDK} }
+// Names lists what a group's `policy` may name: the policies, then the client libraries.
+func Names() []string { return append([]string{NameNaive, NameProbe}, Libraries()...) }
 
 // ProbeMethods lists the requests a probe may send; the first is the default.
 func ProbeMethods() []string { return []string{"ping", "tools/list"} }
@@ -104,7 +104,7 @@ func ProbeMethods() []string { return []string{"ping", "tools/list"} }
 // New returns the named policy. For ClientGoSDK it returns nil and no error: that group
 // has no policy (the fleet then runs the Go SDK's client).
 func New(name string, c Config) (Policy, error) {
-	if name == ClientGoSDK {
+	if IsLibrary(name) {
 		return nil, nil
 	}
 	mk, ok := policies[name]

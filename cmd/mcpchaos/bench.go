@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -61,7 +62,7 @@ measuring process's PID on stderr, for a reading of /proc from outside.`,
 	f.IntVar(&o.Probes, "probes", 500, "probes and bare round trips to time")
 	f.IntVar(&o.Workers, "workers", 64, "concurrent establishments and calls")
 	f.BoolVar(&o.NoProxy, "no-proxy", false, "talk to the server directly, not through embedded Toxiproxy")
-	f.StringVar(&kinds, "clients", bench.Lean+","+bench.GoSDK, "client kinds to measure, comma-separated")
+	f.StringVar(&kinds, "clients", bench.Lean+","+bench.GoSDK, "client kinds to measure, comma-separated: "+strings.Join(bench.Kinds(), ", "))
 	f.StringVar(&jsonOut, "json", "", "also write the results as JSON to this file (- for stdout)")
 	f.DurationVar(&hold, "hold", 0, "keep the sessions held this long after reading them (for an outside reading of /proc)")
 	f.StringVar(&profiles, "heap-profiles", "", "write a heap profile of each measuring process's held sessions into this directory (KIND.heap.pb.gz; its memory figures then include the profiler's)")
@@ -83,8 +84,8 @@ func benchParent(ctx context.Context, o bench.Options, kinds []string, hold time
 		return err
 	}
 	for _, k := range kinds {
-		if k != bench.Lean && k != bench.GoSDK {
-			return usagef("--clients: unknown client kind %q (want %s or %s)", k, bench.Lean, bench.GoSDK)
+		if !slices.Contains(bench.Kinds(), k) {
+			return usagef("--clients: unknown client kind %q (want any of %s)", k, strings.Join(bench.Kinds(), ", "))
 		}
 	}
 	self, err := selfPath()

@@ -35,7 +35,7 @@ Start with the built-in demo:  mcpchaos run seed-incident-fast`,
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newServeCmd(), newVersionCmd(), newBenchCmd())
+	root.AddCommand(newRunCmd(), newMatrixCmd(), newValidateCmd(), newServeCmd(), newVersionCmd(), newBenchCmd())
 	root.AddCommand(newCompareCmd(), newMergeCmd(), newReportCmd(), newServeFilesCmd())
 	root.AddCommand(newInspectCmd(), newFaultsCmd())
 	root.InitDefaultCompletionCmd()

@@ -133,6 +133,13 @@ var counterRows = []struct{ label, metric string }{
 	{"tool calls ok", "tool_calls_ok"},
 	{"tool calls failed", "tool_calls_failed"},
 	{"transport errors", "errors"},
+	// The library failures (client library groups; zero for naive and probe).
+	{"library calls hung", "calls_hung"},
+	{"replayed answers delivered", "replayed_errors_delivered"},
+	{"background requests to dead sessions", "dead_session_background_requests"},
+	{"listeners silently dead", "listeners_silently_dead"},
+	{"deaths misclassified", "errors_misclassified"},
+	{"silent substitutions", "silent_substitutions"},
 }
 
 func runView(n int, r Run, open bool) (runData, error) {

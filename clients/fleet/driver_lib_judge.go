@@ -1,0 +1,182 @@
+package fleet
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// The inside view of a client kind that runs a real MCP client library (gosdk, mcpgo, ts-sdk,
+// ts-client): what the application got back from a tool call (a result, an error of some
+// class, and when), judged against the server's truth and against what the library was seen
+// doing on the wire (libWatch, filled by sdkObserver). The outside view is sdkObserver's.
+
+// libOutcome is what one tool call gave the application.
+type libOutcome struct {
+	sent    time.Time
+	took    time.Duration
+	timeout time.Duration // the call's timeout (the library's own, or the one we set)
+	err     error         // nil: a result
+	isError bool          // the result said isError: the tool's own answer
+	// answered: the error is an answer of the server (a JSON-RPC error object), not a
+	// transport failure, a timeout or a client-side refusal.
+	answered bool
+	// gone: the application can tell from the error that its session is gone (the library's
+	// documented signal: ErrSessionMissing, ErrSessionTerminated, an HTTP error carrying 404).
+	gone bool
+	// misclassified: the library's class for the error names something else than a session
+	// death (a timeout, "not implemented", context canceled, an error its own errors.Is misses).
+	misclassified bool
+	timedOut      bool   // the error is the call's timeout
+	class         string // the library's error class, for the export (libclasses.go)
+}
+
+// libWatch is what a library did with one session, seen from outside (sdkObserver) and read
+// by the inside view.
+type libWatch struct {
+	staleReplay atomic.Int64 // unix ns of the last replay answered 200 after the session died
+	lastCut     atomic.Int64 // unix ns of the last stream of the session that broke mid-read
+	gets        atomic.Int64 // GETs sent for the session
+	getsOpen    atomic.Int64 // GET streams open now
+	lastGETEnd  atomic.Int64 // unix ns the last GET stream ended or failed
+	surfaced    atomic.Bool  // the library told the application the session or connection ended
+	judged      atomic.Bool  // its listener was judged (once)
+}
+
+// listenerQuiet is how long a library's GET listener must have been silent (no GET open, none
+// sent) for it to be judged stopped: longer than any library's backoff between two attempts
+// (the Go SDK's 5th is about 5 s), so a listener that will still retry is not counted.
+const listenerQuiet = 8 * time.Second
+
+// judgeListener counts h's GET listener as silently dead when, as the application lets go of
+// h at now, the library had opened one, none is open or has been tried for listenerQuiet, and
+// the library never told the application that the session or its connection had ended.
+func (c *Client) judgeListener(h *held, now time.Time) {
+	w := &h.lib
+	if !w.judged.CompareAndSwap(false, true) || w.gets.Load() == 0 || w.getsOpen.Load() > 0 || w.surfaced.Load() {
+		return
+	}
+	if end := w.lastGETEnd.Load(); end != 0 && now.Sub(time.Unix(0, end)) >= listenerQuiet {
+		c.f.rec.Inc(metrics.ListenersSilentlyDead)
+	}
+}
+
+// judgeCall counts one tool call of a library client on h, from the inside: results and
+// their latency, failures and their latency, and the library failures (docs/metrics.md).
+// It reports whether the session was already dead when the call returned.
+func (c *Client) judgeCall(ctx context.Context, h *held, o libOutcome) (dead bool) {
+	end := o.sent.Add(o.took)
+	d, died := c.f.truth.DeadSince(h.s.ID)
+	dead = died && !d.After(end)
+	if o.class != "" {
+		c.f.noteClass(o.class)
+	}
+	if o.err == nil {
+		c.f.rec.Record(metrics.ToolCallLatency, c.idx, o.took)
+		noteAnswered(ctx, end)
+		if o.isError {
+			c.f.rec.Inc(metrics.ToolErrors)
+		} else {
+			c.f.rec.Inc(metrics.ToolCallsOK)
+		}
+		if dead && c.replayedDuring(h, o.sent, end) {
+			c.f.rec.Inc(metrics.ReplayedErrorsDelivered)
+		}
+		return dead
+	}
+	c.f.rec.Record(metrics.CallFailureLatency, c.idx, o.took)
+	cut := time.Unix(0, h.lib.lastCut.Load())
+	if o.timedOut && o.timeout > 0 && o.took >= o.timeout*9/10 && (dead || !cut.Before(o.sent)) {
+		c.f.rec.Inc(metrics.CallsHung)
+		c.f.rec.Add(metrics.HungMS, o.took.Milliseconds())
+	}
+	if o.answered && dead && c.replayedDuring(h, o.sent, end) {
+		c.f.rec.Inc(metrics.ReplayedErrorsDelivered)
+	}
+	if dead && o.misclassified {
+		c.f.rec.Inc(metrics.ErrorsMisclassified)
+	}
+	return dead
+}
+
+// replayedDuring reports whether the library took a replay of h's log, answered 200 after h
+// had died, while the call was in flight: the call's answer can only have come from there.
+func (c *Client) replayedDuring(h *held, sent, end time.Time) bool {
+	at := h.lib.staleReplay.Load()
+	return at != 0 && !time.Unix(0, at).Before(sent) && !time.Unix(0, at).After(end)
+}
+
+// libCall is the application's reaction to a library call's outcome, the same for every
+// library kind: a session the application can tell is gone is given up (and connected anew,
+// as the libraries' maintainers prescribe); any other failure is a tool failure, misattributed
+// when the session was dead.
+func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
+	if ctx.Err() != nil || (h.ctx.Err() != nil && o.err != nil) {
+		return // the run ended, or the session was given up while the call ran
+	}
+	dead := c.judgeCall(ctx, h, o)
+	if o.err == nil {
+		return
+	}
+	if !o.gone {
+		c.f.failed(o.err)
+		c.f.rec.Inc(metrics.ToolCallsFailed)
+		if dead {
+			c.f.rec.Inc(metrics.MisattributedErrors)
+		}
+		return
+	}
+	c.abandon(h, true, true)
+}
+
+func (w *libWatch) cut() { w.lastCut.Store(time.Now().UnixNano()) }
+
+func (w *libWatch) getEnded() {
+	w.getsOpen.Add(-1)
+	w.lastGETEnd.Store(time.Now().UnixNano())
+}
+
+// libSaw counts, from outside, what a library sent for h at sent and the status it got (0: a
+// transport failure): its GETs (background requests when the session was dead already), a
+// replay the server answered from a dead session's log, and a dead session's POST served 2xx.
+func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, status int) {
+	d, died := c.f.truth.DeadSince(h.s.ID)
+	deadBefore := died && d.Before(sent)
+	switch method {
+	case http.MethodGet:
+		h.lib.gets.Add(1)
+		if status != http.StatusOK {
+			h.lib.lastGETEnd.Store(time.Now().UnixNano())
+		}
+		if deadBefore {
+			c.f.rec.Inc(metrics.DeadSessionBackgroundRequests)
+			if resume && status == http.StatusOK {
+				h.lib.staleReplay.Store(time.Now().UnixNano())
+			}
+		}
+	case http.MethodPost:
+		// Only where the truth is exact: an estimated death may be the estimate's error.
+		if deadBefore && status/100 == 2 && c.f.deathSource(h.s) == truth.DeathExact {
+			c.f.rec.Inc(metrics.SilentSubstitutions)
+		}
+	}
+}
+
+// cutWatch notes when a call's SSE response stream breaks mid-read.
+type cutWatch struct {
+	io.ReadCloser
+	h *held
+}
+
+func (b *cutWatch) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.h.lib.cut()
+	}
+	return n, err
+}

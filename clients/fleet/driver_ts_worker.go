@@ -1,0 +1,328 @@
+package fleet
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+)
+
+// A tsWorker is one node process (clients/tsworker/worker.mjs) holding up to
+// TSClientsPerWorker clients of one TypeScript library, driven over JSON lines on its stdin
+// and stdout. It is started with the group's first session, watched (a worker that exits
+// while the run goes on is a problem of the run, and its clients' calls fail at once rather
+// than hang), and ended by its PID when the group ends.
+
+// TSClientsPerWorker is how many clients one node worker holds (measured: bench --clients).
+const TSClientsPerWorker = 500
+
+// tsMsg is one line of the protocol, either way.
+type tsMsg struct {
+	Op       string          `json:"op,omitempty"`
+	Ev       string          `json:"ev,omitempty"`
+	C        int             `json:"c"`
+	Q        int64           `json:"q,omitempty"`
+	URL      string          `json:"url,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Opts     map[string]any  `json:"opts,omitempty"`
+	Tool     string          `json:"tool,omitempty"`
+	Args     any             `json:"args,omitempty"`
+	Progress string          `json:"progress,omitempty"`
+	Session  string          `json:"session,omitempty"`
+	Protocol string          `json:"protocol,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Tools    json.RawMessage `json:"tools,omitempty"`
+	Library  string          `json:"library,omitempty"`
+	Version  string          `json:"version,omitempty"`
+	PID      int             `json:"pid,omitempty"`
+	// A call's result.
+	OK            bool   `json:"ok,omitempty"`
+	IsError       bool   `json:"is_error,omitempty"`
+	Class         string `json:"class,omitempty"`
+	Message       string `json:"message,omitempty"`
+	Status        int    `json:"status,omitempty"`
+	Code          any    `json:"code,omitempty"`
+	Gone          bool   `json:"gone,omitempty"`
+	Misclassified bool   `json:"misclassified,omitempty"`
+	TimedOut      bool   `json:"timed_out,omitempty"`
+	Answered      bool   `json:"answered,omitempty"`
+}
+
+// errWorkerGone is the answer to every request of a worker that has exited.
+var errWorkerGone = errors.New("the node worker holding this client exited")
+
+type tsWorker struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	wmu     sync.Mutex
+	w       *bufio.Writer
+	exited  chan struct{} // closed when the process has exited and its output is read
+	library string
+	version string
+
+	mu      sync.Mutex
+	pending map[int64]chan tsMsg // calls and lists waiting, by q
+	opens   map[int]chan tsMsg   // opens and closes waiting, by client
+	ended   map[int]chan struct{}
+	nextQ   int64
+	stderr  tail
+	exitErr error
+}
+
+// TSWorkerDir is the directory of worker.mjs and its node_modules (npm ci there): beside this
+// source file in a checkout, or $MCPCHAOS_TS_WORKER_DIR.
+func TSWorkerDir() string {
+	if d := os.Getenv("MCPCHAOS_TS_WORKER_DIR"); d != "" {
+		return d
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "tsworker")
+}
+
+// CheckTSWorker says what is missing to run a TypeScript library kind, or nil.
+func CheckTSWorker(kind string) error {
+	if _, err := exec.LookPath("node"); err != nil {
+		return fmt.Errorf("policy %s runs the TypeScript library under node, and node is not installed (apt-get install nodejs)", kind)
+	}
+	pkg := "sdk"
+	if kind == policy.ClientTSClient {
+		pkg = "client"
+	}
+	dir := TSWorkerDir()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
+		return fmt.Errorf("policy %s: the TypeScript library is not installed: run `npm ci` in %s (or set MCPCHAOS_TS_WORKER_DIR)", kind, dir)
+	}
+	return nil
+}
+
+// startTSWorker starts a node worker of kind's library and waits for its hello.
+func startTSWorker(ctx context.Context, kind string) (*tsWorker, error) {
+	if err := CheckTSWorker(kind); err != nil {
+		return nil, err
+	}
+	lib := "sdk"
+	if kind == policy.ClientTSClient {
+		lib = "client"
+	}
+	cmd := exec.Command("node", "worker.mjs", "--library", lib)
+	cmd.Dir = TSWorkerDir()
+	w := &tsWorker{cmd: cmd, exited: make(chan struct{}), pending: map[int64]chan tsMsg{},
+		opens: map[int]chan tsMsg{}, ended: map[int]chan struct{}{}}
+	cmd.Stderr = &w.stderr
+	var err error
+	if w.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the node worker: %w", err)
+	}
+	w.w = bufio.NewWriter(w.stdin)
+	ready := make(chan tsMsg, 1)
+	go w.read(stdout, ready)
+	select {
+	case m := <-ready:
+		w.library, w.version = m.Library, m.Version
+		return w, nil
+	case <-w.exited:
+		return nil, fmt.Errorf("the node worker exited before it was ready: %v; %s", w.exitErr, w.stderr.String())
+	case <-ctx.Done():
+		w.stop(time.Second)
+		return nil, fmt.Errorf("the node worker was not ready in time: %w", ctx.Err())
+	}
+}
+
+// read hands the worker's lines to whoever waits for them, until its stdout ends; then it
+// reaps the process and fails everything still waiting.
+func (w *tsWorker) read(stdout io.Reader, ready chan<- tsMsg) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 8<<20)
+	for sc.Scan() {
+		var m tsMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		w.deliver(m, ready)
+	}
+	err := w.cmd.Wait()
+	w.mu.Lock()
+	w.exitErr = err
+	if err == nil {
+		w.exitErr = errors.New("exit status 0")
+	}
+	pend, opens, ended := w.pending, w.opens, w.ended
+	w.pending, w.opens, w.ended = map[int64]chan tsMsg{}, map[int]chan tsMsg{}, map[int]chan struct{}{}
+	w.mu.Unlock()
+	close(w.exited)
+	for _, ch := range pend {
+		ch <- tsMsg{Ev: "result", Class: "WorkerExited", Message: errWorkerGone.Error()}
+	}
+	for _, ch := range opens {
+		ch <- tsMsg{Ev: "open_failed", Error: errWorkerGone.Error()}
+	}
+	for _, ch := range ended {
+		close(ch)
+	}
+}
+
+func (w *tsWorker) deliver(m tsMsg, ready chan<- tsMsg) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch m.Ev {
+	case "ready":
+		ready <- m
+	case "result", "listed":
+		if ch := w.pending[m.Q]; ch != nil {
+			delete(w.pending, m.Q)
+			ch <- m
+		}
+	case "opened", "open_failed", "closed":
+		if ch := w.opens[m.C]; ch != nil {
+			delete(w.opens, m.C)
+			ch <- m
+		}
+	case "ended":
+		if ch := w.ended[m.C]; ch != nil {
+			delete(w.ended, m.C)
+			close(ch)
+		}
+	}
+}
+
+// send writes one command line.
+func (w *tsWorker) send(m tsMsg) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	if _, err := w.w.Write(append(b, '\n')); err != nil {
+		return errWorkerGone
+	}
+	if err := w.w.Flush(); err != nil {
+		return errWorkerGone
+	}
+	return nil
+}
+
+// request sends m and waits for its answer: by q for calls and lists, by client otherwise.
+func (w *tsWorker) request(ctx context.Context, m tsMsg) (tsMsg, error) {
+	ch := make(chan tsMsg, 1)
+	w.mu.Lock()
+	select {
+	case <-w.exited:
+		w.mu.Unlock()
+		return tsMsg{}, errWorkerGone
+	default:
+	}
+	if m.Op == "call" || m.Op == "list" {
+		w.nextQ++
+		m.Q = w.nextQ
+		w.pending[m.Q] = ch
+	} else {
+		w.opens[m.C] = ch
+	}
+	w.mu.Unlock()
+	if err := w.send(m); err != nil {
+		return tsMsg{}, err
+	}
+	select {
+	case r := <-ch:
+		if r.Class == "WorkerExited" || (r.Ev == "open_failed" && r.Error == errWorkerGone.Error()) {
+			return r, errWorkerGone
+		}
+		return r, nil
+	case <-ctx.Done():
+		w.mu.Lock()
+		delete(w.pending, m.Q)
+		if w.opens[m.C] == ch {
+			delete(w.opens, m.C)
+		}
+		w.mu.Unlock()
+		return tsMsg{}, ctx.Err()
+	}
+}
+
+// endedChan is closed when the library closes client c by itself, or the worker exits.
+func (w *tsWorker) endedChan(c int) <-chan struct{} {
+	ch := make(chan struct{})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.exited:
+		close(ch)
+	default:
+		w.ended[c] = ch
+	}
+	return ch
+}
+
+// exitedEarly returns why the worker exited, if it has.
+func (w *tsWorker) exitedEarly() error {
+	select {
+	case <-w.exited:
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return fmt.Errorf("node worker pid %d exited: %v; stderr: %s", w.cmd.Process.Pid, w.exitErr, w.stderr.String())
+	default:
+		return nil
+	}
+}
+
+// stop ends the worker: its stdin closes (it closes its clients and exits), and after grace
+// the process this worker started is killed by its handle.
+func (w *tsWorker) stop(grace time.Duration) {
+	w.wmu.Lock()
+	_ = w.stdin.Close()
+	w.wmu.Unlock()
+	select {
+	case <-w.exited:
+	case <-time.After(grace):
+		_ = w.cmd.Process.Kill()
+		<-w.exited
+	}
+}
+
+// tail keeps the last few KiB written to it (a worker's stderr, for the problem line).
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 4096 {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-2048:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	if len(s) > 600 {
+		s = "…" + s[len(s)-600:]
+	}
+	if s == "" {
+		return "(nothing)"
+	}
+	return s
+}

@@ -1,0 +1,134 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// LibraryInfo says which client library a group ran and what it did, for the export: the
+// library and its version (pinned by go.mod or the worker's package-lock.json), the options
+// the group set, the protocol version the server negotiated with it, and the classes of the
+// errors it gave the application, counted.
+type LibraryInfo struct {
+	Kind         string           `json:"kind"`    // the group's policy: gosdk, mcpgo, ts-sdk, ts-client
+	Name         string           `json:"library"` // e.g. @modelcontextprotocol/sdk
+	Version      string           `json:"version"`
+	Options      map[string]any   `json:"options,omitempty"`
+	Protocol     string           `json:"negotiated_protocol,omitempty"`
+	ErrorClasses map[string]int64 `json:"error_classes,omitempty"`
+}
+
+// libReport is a library group's LibraryInfo as it grows.
+type libReport struct {
+	mu      sync.Mutex
+	name    string
+	version string
+	classes map[string]int64
+	pool    *tsPool // the node workers of a TypeScript kind (driver_ts.go)
+}
+
+// Close ends what the group's library kind started beside its clients (node workers and
+// their gateway). Run calls it once every client has ended its session; calling it again,
+// or for a group that never ran, is safe.
+func (f *Fleet) Close() {
+	f.lib.mu.Lock()
+	p := f.lib.pool
+	f.lib.mu.Unlock()
+	if p != nil {
+		p.stop()
+	}
+}
+
+// libraryProblems says where the group's library kind could not be measured.
+func (f *Fleet) libraryProblems() []string {
+	f.lib.mu.Lock()
+	p := f.lib.pool
+	f.lib.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.problems()
+}
+
+// maxClasses bounds the error classes kept: a class is a library's name for an error, not
+// its message, so a handful is normal; a library that put messages there would be cut off.
+const maxClasses = 64
+
+func (f *Fleet) noteClass(class string) {
+	f.lib.mu.Lock()
+	defer f.lib.mu.Unlock()
+	if f.lib.classes == nil {
+		f.lib.classes = map[string]int64{}
+	}
+	if _, ok := f.lib.classes[class]; ok || len(f.lib.classes) < maxClasses {
+		f.lib.classes[class]++
+	}
+}
+
+func (f *Fleet) noteLibrary(name, version string) {
+	f.lib.mu.Lock()
+	defer f.lib.mu.Unlock()
+	f.lib.name, f.lib.version = name, version
+}
+
+// Library returns what the group's client library was and did, or nil for a group of our own
+// policies (naive, probe).
+func (f *Fleet) Library() *LibraryInfo {
+	if !policy.IsLibrary(f.cfg.Kind) {
+		return nil
+	}
+	f.lib.mu.Lock()
+	defer f.lib.mu.Unlock()
+	return &LibraryInfo{Kind: f.cfg.Kind, Name: f.lib.name, Version: f.lib.version,
+		Options: maps.Clone(f.cfg.LibraryOptions), Protocol: f.Protocol(), ErrorClasses: maps.Clone(f.lib.classes)}
+}
+
+// WorkerPIDs lists the node worker processes of a TypeScript kind's group (for benchmarks
+// that read their memory); nil for other kinds.
+func (f *Fleet) WorkerPIDs() []int {
+	f.lib.mu.Lock()
+	p := f.lib.pool
+	f.lib.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []int
+	for _, w := range p.workers {
+		if w != nil && w.exitedEarly() == nil {
+			out = append(out, w.cmd.Process.Pid)
+		}
+	}
+	return out
+}
+
+// Call makes one tool call with args through client i's library session, outside the
+// schedule and uncounted, and returns the error the application got (for benchmarks of a
+// library kind, which hold sessions with Run and call at their own pace).
+func (f *Fleet) Call(ctx context.Context, i int, args any) error {
+	if i < 0 || i >= len(f.clients) {
+		return fmt.Errorf("no client %d in group %s", i, f.cfg.Name)
+	}
+	c := f.clients[i]
+	c.mu.Lock()
+	var conn libConn
+	if c.sdk != nil && c.state == metrics.StateLive {
+		conn = c.sdk.conn
+	}
+	c.mu.Unlock()
+	if conn == nil {
+		return fmt.Errorf("client %d of group %s holds no library session now", i, f.cfg.Name)
+	}
+	o := conn.call(ctx, f.cfg.Tool, args, "")
+	if o.err == nil && o.isError {
+		return errors.New("the tool answered isError")
+	}
+	return o.err
+}
