@@ -164,6 +164,8 @@ func TestReleaseKeyErrors(t *testing.T) {
 			wantErr{7, 16, "target.builtin.event_log", "http://", []string{"redis://"}}},
 		{"event log database", edit("6379/2", "6379/x"),
 			wantErr{7, 16, "target.builtin.event_log", "redis://", []string{`the database "x"`}}},
+		{"event log database, a password never echoed", edit("redis://127.0.0.1:6379/2", "redis://:s3cr3t/pass@127.0.0.1:6379/x"),
+			wantErr{7, 16, "target.builtin.event_log", "redis://", []string{`"redis://[redacted]@127.0.0.1:6379/x" is not a URL`}}},
 		{"too many replicas", edit("replicas: 3", "replicas: 65"),
 			wantErr{5, 15, "target.builtin.replicas", "65", []string{"at most 64"}}},
 		{"restart a replica that does not exist", edit("{replica: 2}", "{replica: 3}"),

@@ -2,7 +2,6 @@ package workloads
 
 import (
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -45,10 +44,11 @@ func (d *decoder) topology(m *mapping, b *BuiltinTarget) {
 
 // checkRedisURL checks an event_log URL; "" or what is wrong and what to do.
 func checkRedisURL(s string) string {
-	u, err := url.Parse(s)
+	u, err := redact.ParseURL(s) // a password in it is never echoed
+	s = redact.URLString(s)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("is not a URL (%v); write it as redis://127.0.0.1:6379/0", err)
+		return fmt.Sprintf("%q is not a URL (%v); write it as redis://127.0.0.1:6379/0", s, urlErr(err))
 	case u.Scheme != "redis" && u.Scheme != "rediss":
 		return fmt.Sprintf("%q: an event log URL is redis:// or rediss://, e.g. redis://127.0.0.1:6379/0", s)
 	case u.Hostname() == "":
