@@ -175,9 +175,12 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
-	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
-		problems = append(problems, ps...) // the run could not measure what it was asked (clients/problems.go)
-		fatal = true
+	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); !interrupted && panicked == nil {
+		ps = append(ps, r.measuredNothing(ps)...) // measured.go
+		if len(ps) > 0 {
+			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/problems.go)
+			fatal = true
+		}
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
 	if r.opts.onProblems != nil {

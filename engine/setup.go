@@ -23,6 +23,8 @@ type targetInfo struct {
 	prefix     string // the run's proxy name prefix on an external toxiproxy-server
 	toxiproxy  string // its API URL
 	generation clients.Generation
+	noIDs      bool // a session-family server that hands out no session ids: no sessions
+	pf         *preflight
 	notes      []string
 }
 
@@ -42,6 +44,11 @@ func (r *runner) setUp(ctx context.Context) error {
 	gen, err := r.negotiate(ctx, conn)
 	if err != nil {
 		return err
+	}
+	if r.w.Target.Builtin == nil {
+		if truth, err = r.checkTarget(ctx, conn, gen, truth); err != nil {
+			return err
+		}
 	}
 	for _, g := range r.w.Groups {
 		if err := r.addGroup(ctx, g, conn, gen, truth); err != nil {
@@ -139,7 +146,9 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 	}
 	r.tgt.label = redactURL(u)
 	r.tgt.estimated = true
-	if t.SessionTTL <= 0 {
+	if t.NoSessionTTL {
+		r.tgt.notes = append(r.tgt.notes, "the target declares session_ttl: none (its sessions never expire by idling): no session death is estimated, phases that wait for ttl last only their offset, and every death counted is one the server's answers revealed")
+	} else if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
 	}
 	return conn, clients.NewEstimated(t.SessionTTL), nil
@@ -204,11 +213,45 @@ func (r *runner) negotiate(ctx context.Context, conn clients.Conn) (clients.Nego
 	return n, nil
 }
 
+// checkTarget runs the preflight against a target by URL and applies what it learnt: a
+// server that keeps no sessions (no ids, or the stateless revision) gets no TTL estimate, and
+// a workload that needs sessions stops here; the groups' tools are checked (resolveTools).
+// It returns the truth the fleets use.
+func (r *runner) checkTarget(ctx context.Context, conn clients.Conn, gen clients.Negotiated, truth clients.Truth) (clients.Truth, error) {
+	pf, err := r.preflight(ctx, conn, gen)
+	if err != nil {
+		return nil, err
+	}
+	r.tgt.pf = pf
+	if gen.Generation == clients.SessionFamily && !pf.sessionIDs {
+		r.tgt.noIDs = true
+		truth = clients.NewEstimated(0) // nothing to die: no estimate
+		r.tgt.notes = append(r.tgt.notes, "the target keeps no sessions: initialize answered without an Mcp-Session-Id (a valid server: ids are optional), so there is no session to die, resume or count; the session figures are not applicable, and what applies is measured: tool calls, their latency, reconnects")
+	}
+	if pf.substitutes {
+		r.tgt.notes = append(r.tgt.notes, "the target answered a ping under a session id it never issued with a result: it serves any id as a live session (silent substitution, inspect's silent_substitution), so a dead session looks alive and its death can only be estimated from the declared TTL; a success after an estimated death proves nothing about the session")
+	}
+	if r.tgt.noIDs || gen.Generation == clients.Stateless {
+		if why := needsSessions(r.w); why != "" {
+			kind := "hands out no session ids"
+			if gen.Generation == clients.Stateless {
+				kind = "speaks the stateless revision " + gen.Protocol
+			}
+			return nil, fmt.Errorf("the target %s keeps no sessions (it %s), and %s; nothing was run: run a workload without ttl phases against it (what applies is measured: tool calls, requests lost and re-issued, latency)",
+				r.tgt.label, kind, why)
+		}
+	}
+	return truth, r.resolveTools(pf)
+}
+
 // describeTarget fills in what the export says about the target.
 func (r *runner) describeTarget(run *results.Run) {
 	run.Target = r.tgt.label
 	run.DetectionDelayEstimated = r.tgt.estimated
 	run.Generation = r.tgt.generation.String()
+	if r.tgt.noIDs {
+		run.Generation = "session-without-ids"
+	}
 	run.Notes = append(run.Notes, r.tgt.notes...)
 	if r.tgt.prefix != "" {
 		run.Notes = append(run.Notes, fmt.Sprintf("proxies were created on the toxiproxy-server %s under the prefix %s and removed at the end; if a run was killed, `mcpchaos faults clean --toxiproxy %s` removes what it left",
@@ -221,8 +264,19 @@ func (r *runner) describeTarget(run *results.Run) {
 			}
 			run.NotObservable[f.Name()] = na
 		}
+		if r.tgt.noIDs || r.tgt.generation == clients.Stateless {
+			run.Withhold(f.Name(), results.NotApplicable, clients.SessionOnlyMetrics()...)
+		}
+		if n := f.Report().EstimateRefuted; n > 0 {
+			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)
+		}
 	}
 }
+
+// estimateDerived are the figures computed from estimated death times: when the run refutes
+// the estimate (successes after an estimated death), they are withheld, not shown as facts.
+var estimateDerived = []string{"false_healthy_seconds", "stale_events_applied", "detection_delay", "sessions_dead",
+	"dead_session_requests", "retries_against_dead", "misattributed_errors", "retry_amplification"}
 
 // redactURL is a URL fit for output: no credentials, no query (which may carry a key).
 func redactURL(u *url.URL) string {

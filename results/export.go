@@ -79,6 +79,12 @@ type Run struct {
 	// NotObservable lists, per group, the metrics its clients could not be measured on (a
 	// gosdk group's internals are the SDK's): their zeros mean "not seen", not "none" (v2).
 	NotObservable map[string][]string `json:"not_observable,omitempty"`
+	// Withheld marks, per group, the figures a reader must not take as measured, each with why:
+	// NotApplicable (the target keeps no sessions: nothing to drop, die or resume), or
+	// EstimateRefuted (the run saw sessions answer after their estimated death, so every figure
+	// derived from that estimate is wrong). The summary, compare and the report print the mark
+	// in place of the number (v2).
+	Withheld map[string]map[string]string `json:"withheld,omitempty"`
 	// Notes say in words what the numbers cannot: a stateless target, estimated deaths, where
 	// the proxies were (v2).
 	Notes []string `json:"notes,omitempty"`
@@ -91,6 +97,33 @@ type Run struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// MergedShards lists the shards an export was merged from (mcpchaos merge) (v2).
 	MergedShards []MergedShard `json:"merged_shards,omitempty"`
+}
+
+// The marks of Run.Withheld.
+const (
+	NotApplicable   = "not applicable"
+	EstimateRefuted = "estimate refuted"
+)
+
+// WithheldWhy says why group's metric is withheld, "" when it is not.
+func (r *Run) WithheldWhy(group, metric string) string {
+	return r.Withheld[group][metric]
+}
+
+// Withhold marks group's metrics as withheld for why (NotApplicable, EstimateRefuted); a mark
+// already set stays.
+func (r *Run) Withhold(group, why string, metrics ...string) {
+	if r.Withheld == nil {
+		r.Withheld = map[string]map[string]string{}
+	}
+	if r.Withheld[group] == nil {
+		r.Withheld[group] = map[string]string{}
+	}
+	for _, m := range metrics {
+		if r.Withheld[group][m] == "" {
+			r.Withheld[group][m] = why
+		}
+	}
 }
 
 // Shard identifies one part of a sharded run: Index counts from 0 to Count-1.

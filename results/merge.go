@@ -214,6 +214,11 @@ func mergeRun(parts []Part) Run {
 				}
 			}
 		}
+		for g, ms := range s.Withheld {
+			for m, why := range ms {
+				r.Withhold(g, why, m)
+			}
+		}
 		// The shards of one run carry the same labels; a shard's own are kept too, and a label
 		// the shards disagree on keeps every value and is noted. Each shard has its own proxies.
 		var differ []string

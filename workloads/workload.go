@@ -29,6 +29,17 @@ type Workload struct {
 	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
 }
 
+// WaitsForTTL names the first phase that waits for the session TTL ("ttl±DUR"), "" when none
+// does: such a workload needs a server that keeps sessions.
+func (w *Workload) WaitsForTTL() string {
+	for i, off := range w.ttlOffsets {
+		if off != nil && i < len(w.Phases) {
+			return w.Phases[i].Name
+		}
+	}
+	return ""
+}
+
 // Target is the MCP server under test.
 type Target struct {
 	// Builtin is the built-in reference server, configured to a regime; nil
@@ -42,6 +53,9 @@ type Target struct {
 	// means in phase durations and what detection delays are measured (for
 	// a URL target, estimated) against.
 	SessionTTL time.Duration
+	// NoSessionTTL says that the URL target declared session_ttl: none: its sessions never
+	// expire by idling. "ttl" in a phase then counts 0, and no death is estimated.
+	NoSessionTTL bool
 
 	// The rest applies to a URL target only.
 	Headers            []Header // extra request headers, ${VAR} unexpanded
@@ -105,6 +119,10 @@ type GroupSpec struct {
 	LogLevel         string                     // sent with logging/setLevel; "" = none
 	Roots            []clients.Root             // offered and answered to roots/list; nil = none
 	ServerReplies    map[string]json.RawMessage // scripted results for sampling and elicitation
+	// ToolWhere and ArgumentsWhere are file:line:col of the group's `tool` and `arguments`
+	// when the workload names them ("" when defaulted or set by a flag): a tool the server
+	// does not offer, or arguments its schema refuses, are reported there when the run starts.
+	ToolWhere, ArgumentsWhere string
 }
 
 // Fault is a toxic (or a whole-proxy outage) applied to the proxies of some

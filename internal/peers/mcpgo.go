@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -103,7 +104,7 @@ func MCPGoStateless(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := mcpgoserver.NewMCPServer("mcp-go-stateless-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
 	addMCPGoTools(s)
-	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true))
+	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true), quiet)
 	return &Server{Name: "mcp-go-stateless", URL: serve(t, h), stats: (&counter{}).stats}
 }
 
@@ -115,6 +116,9 @@ func MCPGoIDs(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := mcpgoserver.NewMCPServer("mcp-go-ids-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
 	addMCPGoTools(s)
-	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithSessionIdleTTL(o.SessionTTL))
+	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithSessionIdleTTL(o.SessionTTL), quiet)
 	return &Server{Name: "mcp-go-ids", URL: serve(t, h), stats: (&counter{}).stats}
 }
+
+// quiet keeps mcp-go's log (a line per swept session) out of the test's output.
+var quiet = mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))

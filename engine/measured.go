@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// A run that measured nothing must never pass: a group whose calls phases ended without one
+// successful tool call measured no session, no death and no latency, whatever else its
+// counters say. The problem names what the server sent instead (the group's first error
+// text: a wrong Content-Type, a body that is not JSON or not JSON-RPC, a refused status), so
+// the reader can tell a broken server from a broken workload.
+
+// measuredNothing says, a line per group, which groups made calls phases pass without a
+// successful tool call; groups already named in problems are left to those lines.
+func (r *runner) measuredNothing(problems []string) []string {
+	if !slices.ContainsFunc(r.w.Phases, func(p workloads.Phase) bool { return p.Calls }) {
+		return nil
+	}
+	var out []string
+	for i, rec := range r.recs {
+		name := r.w.Groups[i].Name
+		if r.w.Groups[i].Clients == 0 || rec.Get(metrics.ToolCallsOK) > 0 {
+			continue
+		}
+		if slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, "group "+name+":") }) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("group %s: no tool call succeeded in the calls phases, so the run measured nothing (%s)", name, r.whatWasSent(i, rec)))
+	}
+	return out
+}
+
+// whatWasSent says what group i got instead of results: its errors by kind and the first of
+// its error texts.
+func (r *runner) whatWasSent(i int, rec *metrics.Recorder) string {
+	var parts []string
+	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+		if n := rec.Errors(k); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	got := "no answer at all"
+	if len(parts) > 0 {
+		got = "errors: " + strings.Join(parts, ", ")
+	}
+	if n := rec.Get(metrics.ToolCallsFailed); n > 0 {
+		got = fmt.Sprintf("%d calls failed; %s", n, got)
+	}
+	if i < len(r.fleets) {
+		if s := r.fleets[i].Report().ErrorSamples; len(s) > 0 {
+			got += "; the server sent: " + s[0]
+		}
+	}
+	return got
+}
+
+// explainProblems adds to the fleets' problem lines what the preflight learnt: the no-cursor
+// line names the tools the server offers that say they stream.
+func (r *runner) explainProblems(ps []string) []string {
+	pf := r.tgt.pf
+	if pf == nil {
+		return ps
+	}
+	for i, p := range ps {
+		if strings.Contains(p, "no client held a cursor") {
+			if st := pf.streamingTools(); len(st) > 0 {
+				ps[i] = p + fmt.Sprintf("; the server offers tools that say they stream or report progress: %s (choose one with --tool)", strings.Join(st, ", "))
+			} else {
+				ps[i] = p + fmt.Sprintf("; none of the tools the server offers (%s) says it streams", pf.names())
+			}
+		}
+	}
+	return ps
+}
