@@ -61,6 +61,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		r.Generation = "session"
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
+		r.Withhold("naive", EstimateRefuted, "false_healthy_seconds")
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
 		r.Labels = map[string]string{"release": "v1.4.2"}
 		r.End = r.Start.Add(10 * time.Second)
