@@ -181,12 +181,26 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 				row.Verdict = VerdictInfo
 				row.Note = "sums control groups (" + joinKeys(controls) + "): judged per group"
 			}
+			if why := withheldIn(exports, name, m.Name); why != "" {
+				row.Verdict, row.Note = VerdictInfo, "withheld ("+why+"): not judged"
+			}
 			c.count(row)
 			c.Rows = append(c.Rows, row)
 		}
 	}
 	c.compareThresholds(bases, cur.Export)
 	return c
+}
+
+// withheldIn says why metric is withheld for group (any group, for overall) in any of the
+// exports, "" when it is in none: a figure a run withheld is never judged.
+func withheldIn(exports []*Export, group, metric string) string {
+	for _, e := range exports {
+		if why := e.WithheldWhy(group, metric); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // ControlPolicies are the policies whose groups are controls: they are in a workload to show

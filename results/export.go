@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -108,6 +109,19 @@ const (
 // WithheldWhy says why group's metric is withheld, "" when it is not.
 func (r *Run) WithheldWhy(group, metric string) string {
 	return r.Withheld[group][metric]
+}
+
+// WithheldWhy says why the export withholds group's metric ("" when it does not): a
+// histogram's percentile (detection_delay.p99) is withheld with its histogram, and overall's
+// figure with any group's.
+func (e *Export) WithheldWhy(group, metric string) string {
+	base, _, _ := strings.Cut(metric, ".")
+	for g, ms := range e.Run.Withheld {
+		if why := ms[base]; why != "" && (g == group || group == "overall") {
+			return why
+		}
+	}
+	return ""
 }
 
 // Withhold marks group's metrics as withheld for why (NotApplicable, EstimateRefuted); a mark
