@@ -105,6 +105,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
+	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == clients.Stateless
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)
