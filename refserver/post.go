@@ -72,6 +72,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
 	}
 	key := newSessionKey()
 	rec := &session{key: key, log: newEventLog(s.limits, key)}
+	rec.log.primes = version >= "2025-11-25" // revisions are dates: they sort as strings
 	rec.lastRefresh.Store(s.now())
 	s.logs.add(rec.key, rec.log) // before the record: a live session always has a log
 	s.sessions.add(rec)
@@ -158,7 +159,7 @@ func (s *Server) reply(w http.ResponseWriter, log *eventLog) *reply {
 	rp.stream = stream
 	setSSEHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	rp.sent(writePriming(w, priming, s.cfg.Retry))
+	rp.sent(writePriming(w, priming, s.cfg.Retry, log.primes))
 	return rp
 }
 
