@@ -3,16 +3,26 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
+// `run` against the real servers a team meets (internal/peers), as a new user runs it: the
+// built-in demo pointed at the server with --target, or a workload of their own. Each test
+// asserts what the user must read: the figures the server's regime allows, or exit 1 with the
+// cause the server gave. Bounds and causes only, never amounts a stalled machine can move.
+
 // cli runs mcpchaos with args as a user would (the root command, its exit-code mapping) and
-// returns what it printed on stdout, its exit status and the export (nil when none was written).
+// returns what it printed on stdout (and the error main would print), its exit status and the
+// export (nil when none was written).
 func cli(t *testing.T, args ...string) (string, int, *results.Export) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "r.json")
@@ -31,25 +41,177 @@ func cli(t *testing.T, args ...string) (string, int, *results.Export) {
 			t.Fatalf("reading the export: %v", serr)
 		}
 	}
-	return stdout.String(), exitCode(err), exp
+	return stdout.String() + stderr.String(), exitCode(err), exp
 }
 
-func TestExploreReal(t *testing.T) {
-	if os.Getenv("EXPLORE") == "" {
-		t.Skip()
-	}
-	for _, start := range []func(testing.TB) *peers.Server{
-		func(t testing.TB) *peers.Server { return peers.MCPGoStateless(t, peers.Options{}) },
-		func(t testing.TB) *peers.Server { return peers.MCPGoIDs(t, peers.Options{SessionTTL: 2e9}) },
-		func(t testing.TB) *peers.Server { return peers.TS400(t, peers.Options{SessionTTL: 2e9}) },
-		func(t testing.TB) *peers.Server { return peers.Everything(t) },
-		func(t testing.TB) *peers.Server { return peers.GoSDKStateless(t, peers.Options{}) },
-	} {
-		srv := start(t)
-		if os.Getenv("EXPLORE") != "all" && os.Getenv("EXPLORE") != srv.Name {
-			continue
+func mustContain(t *testing.T, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("the output does not say %q:\n%s", w, out)
 		}
-		out, code, _ := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
-		t.Logf("=== %s: exit %d\n%s", srv.Name, code, out)
+	}
+}
+
+// writeWorkload writes a workload file against url and returns its path.
+func writeWorkload(t *testing.T, body string, url string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "w.yaml")
+	if err := os.WriteFile(p, fmt.Appendf(nil, body, url), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A URL that answers but is not an MCP server stops the run at its first request, as inspect
+// does, naming what the server sent; nothing of the plan runs.
+func TestRunNotMCP(t *testing.T) {
+	for _, tc := range []struct {
+		name, ctype, body string
+		status            int
+		want              string
+	}{
+		{"a web page", "text/html", "<html>hello</html>", 200, `content type "text/html"`},
+		{"JSON under the wrong type", "text/plain", `{"jsonrpc":"2.0","id":1,"result":{}}`, 200, `content type "text/plain"`},
+		{"not JSON", "application/json", "{not json", 200, "initialize got"},
+		{"JSON, not JSON-RPC", "application/json", `{"hello":"world"}`, 200, "initialize got"},
+		{"a server error", "text/plain", "boom", 500, "initialize got HTTP 500"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", tc.ctype)
+				w.WriteHeader(tc.status)
+				_, _ = w.Write([]byte(tc.body))
+			}), nil)
+			out, code, exp := cli(t, "run", "seed-incident-fast", "--target", "http://"+addr+"/mcp")
+			if code != exitRuntime {
+				t.Fatalf("exit %d, want 1:\n%s", code, out)
+			}
+			mustContain(t, out, "does not answer as an MCP server", tc.want, "nothing was run")
+			if exp == nil || exp.Run.Error == "" || exp.Groups[0].Counters["tool_calls_ok"] != 0 {
+				t.Errorf("the export does not say why the run did not start: %+v", exp)
+			}
+		})
+	}
+}
+
+// mcp-go with WithStateLess(true) hands out no session ids: the demo, which waits for the TTL,
+// stops before it starts, naming that cause; a workload without TTL phases runs, and its
+// session figures are not applicable (n/a), not zeros.
+func TestRunServerWithoutSessionIDs(t *testing.T) {
+	srv := peers.MCPGoStateless(t, peers.Options{})
+	out, code, _ := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
+	if code != exitRuntime {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	mustContain(t, out, "keeps no sessions (it hands out no session ids)", "waits for the session TTL (phase quiet)")
+
+	w := writeWorkload(t, `name: calls
+target: {url: %s}
+phases:
+  - {name: calls, duration: 1500ms, calls: true}
+groups:
+  - {name: probe, clients: 3, policy: probe, call_every: 100ms, tool: lookup_order, arguments: {order_id: "o-{{seq}}", quantity: 1}}
+`, srv.URL)
+	out, code, exp := cli(t, "run", w)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0:\n%s", code, out)
+	}
+	if exp.Run.Generation != "session-without-ids" {
+		t.Errorf("generation %q", exp.Run.Generation)
+	}
+	g := group(t, exp, "probe")
+	if g.Counters["tool_calls_ok"] == 0 {
+		t.Errorf("no tool call succeeded: %v %v", g.Counters, g.Errors)
+	}
+	for _, m := range []string{"sessions_started", "drops", "false_healthy_seconds", "detection_delay"} {
+		if exp.Run.WithheldWhy("probe", m) != results.NotApplicable {
+			t.Errorf("%s is not marked not applicable: %v", m, exp.Run.Withheld)
+		}
+	}
+	mustContain(t, out, "sessions started              n/a")
+}
+
+// The official everything server keeps its sessions without a TTL. Told so (--session-ttl
+// none), the run estimates no death; told a TTL it does not have, the run sees sessions answer
+// after their estimated death and withholds every figure derived from the estimate, in the
+// export and the summary.
+func TestRunEverythingServer(t *testing.T) {
+	srv := peers.Everything(t)
+	out, _, exp := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "none")
+	if exp == nil {
+		t.Fatalf("no export:\n%s", out)
+	}
+	for _, g := range exp.Groups {
+		if g.Counters["sessions_dead"] != 0 || g.FalseHealthySeconds != 0 || g.Histograms["detection_delay"].Count != 0 {
+			t.Errorf("group %s: deaths on a server without a TTL: %v false-healthy %.1f", g.Name, g.Counters, g.FalseHealthySeconds)
+		}
+	}
+	mustContain(t, strings.Join(exp.Run.Notes, "\n"), "session_ttl: none")
+
+	out, _, exp = cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
+	if exp == nil {
+		t.Fatalf("no export:\n%s", out)
+	}
+	for _, g := range exp.Groups {
+		if why := exp.Run.WithheldWhy(g.Name, "false_healthy_seconds"); why != results.EstimateRefuted {
+			t.Errorf("group %s: false_healthy_seconds %.1f not withheld (%q) though the server refuted the TTL", g.Name, g.FalseHealthySeconds, why)
+		}
+	}
+	mustContain(t, out, "false-healthy seconds         withheld (estimate refuted)")
+}
+
+// mcp-go's default mode hands out ids it never checks: a made-up id is served as alive. The
+// run says so, withholds what it estimated from the declared TTL, and fails on what it could
+// not measure (no stream carries an event id), naming the tools that say they stream.
+func TestRunSilentSubstitution(t *testing.T) {
+	srv := peers.MCPGoIDs(t, peers.Options{SessionTTL: 2e9})
+	out, code, exp := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
+	if code != exitRuntime || exp == nil {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	mustContain(t, strings.Join(exp.Run.Notes, "\n"), "silent substitution")
+	mustContain(t, out, "no client held a cursor", "report_progress")
+}
+
+// A tool the server does not offer, named in the user's workload, is an error at its line
+// listing the tools offered; arguments the tool's schema refuses too, unless told to skip the
+// check. Nothing runs.
+func TestRunChecksToolsAtStart(t *testing.T) {
+	srv := peers.MCPGo(t, peers.Options{})
+	body := `name: mine
+target: {url: %s}
+phases:
+  - {name: calls, duration: 1s, calls: true}
+groups:
+  - name: probe
+    clients: 2
+    policy: probe
+    tool: %s
+`
+	w := writeWorkload(t, strings.Replace(body, "tool: %s", "tool: search_orders", 1), srv.URL)
+	out, code, exp := cli(t, "run", w)
+	if code != exitUsage || exp != nil {
+		t.Fatalf("exit %d (export %t), want 2 and no export:\n%s", code, exp != nil, out)
+	}
+	mustContain(t, out, w+":9:11: group probe: tool \"search_orders\" is not offered", "lookup_order, report_progress, slow_query")
+
+	w = writeWorkload(t, strings.Replace(body, "tool: %s", "tool: lookup_order\n    arguments: {order_id: 7}", 1), srv.URL)
+	out, code, _ = cli(t, "run", w)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want 2:\n%s", code, out)
+	}
+	mustContain(t, out, w+":10:16: group probe: the arguments do not fit tool lookup_order's inputSchema", "--no-schema-check")
+	if out, code, _ = cli(t, "run", w, "--no-schema-check"); code == exitUsage {
+		t.Errorf("--no-schema-check still refused the arguments:\n%s", out)
+	}
+	// --tool and --tool-args override every group of a workload, checked the same way.
+	out, code, _ = cli(t, "run", w, "--tool", "nope")
+	if code != exitUsage {
+		t.Fatalf("exit %d, want 2:\n%s", code, out)
+	}
+	mustContain(t, out, `--tool: group probe: tool "nope" is not offered`)
+	if out, code, _ = cli(t, "run", w, "--tool", "lookup_order", "--tool-args", `{"order_id": "o-{{seq}}", "quantity": 2}`); code != exitOK {
+		t.Errorf("exit %d with valid --tool-args:\n%s", code, out)
 	}
 }
