@@ -34,10 +34,12 @@ type toolInfo struct {
 
 // preflight is what the run learnt of its target before it started.
 type preflight struct {
-	sessionIDs  bool       // initialize answered with an Mcp-Session-Id
-	substitutes bool       // a ping under an id the server never issued got a result
-	forged      string     // that id's answer, for the note
-	tools       []toolInfo // what tools/list answered
+	sessionIDs  bool // initialize answered with an Mcp-Session-Id
+	substitutes bool // a ping under an id the server never issued got a result
+	// unknownStatus is the status that ping got when it was refused (0: not asked): what the
+	// server answers a session it does not know, as it may answer a dead one.
+	unknownStatus int
+	tools         []toolInfo // what tools/list answered
 }
 
 // preflight opens one session on the target (a request context on a stateless one), lists
@@ -94,8 +96,11 @@ func (pf *preflight) checkSubstitution(ctx context.Context, s *clients.Session) 
 	s.ID = forged
 	rep, err := s.Ping(ctx)
 	s.ID = real
-	if err == nil && rep.OK() {
+	switch {
+	case err == nil && rep.OK():
 		pf.substitutes = true
+	case err == nil && rep != nil:
+		pf.unknownStatus = rep.Status
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -241,7 +243,40 @@ func (r *runner) checkTarget(ctx context.Context, conn clients.Conn, gen clients
 				r.tgt.label, kind, why)
 		}
 	}
-	return truth, r.resolveTools(pf)
+	if err := r.resolveTools(pf); err != nil {
+		return nil, err
+	}
+	for _, line := range unknownStatusHints(pf, r.w.Groups) {
+		fmt.Fprintln(r.opts.stderr, "mcpchaos: "+line)
+		r.tgt.notes = append(r.tgt.notes, line)
+	}
+	return truth, nil
+}
+
+// unknownStatusHints warn, per group, when the server refused a session id it never issued
+// with a status the group's dead_statuses do not list: if it answers its dead sessions so too,
+// the group's clients cannot tell a dead session from a failure.
+func unknownStatusHints(pf *preflight, groups []workloads.GroupSpec) []string {
+	st := pf.unknownStatus
+	if st == 0 || st/100 == 2 {
+		return nil
+	}
+	var out []string
+	for _, g := range groups {
+		if !slices.Contains(g.DeadStatuses, st) {
+			out = append(out, fmt.Sprintf("group %s: the server answered %d to a session id it never issued, and dead_statuses %v do not list %d: if it answers dead sessions so, this group cannot see them as dead (inspect says which status a dead session gets; --dead-statuses %s)",
+				g.Name, st, g.DeadStatuses, st, statusList(append(slices.Clone(g.DeadStatuses), st))))
+		}
+	}
+	return out
+}
+
+func statusList(sts []int) string {
+	parts := make([]string, len(sts))
+	for i, s := range sts {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, ",")
 }
 
 // describeTarget fills in what the export says about the target.
