@@ -43,6 +43,7 @@ const (
 	ToolErrors                          // tool calls whose result said isError: the tool's own answer
 	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
 	CallsSkipped                        // a request loop's turns missed because its previous call was still running
+	CallsNotMade                        // turns of a calls phase that passed with no live session to call on
 	numCounters
 )
 
@@ -52,7 +53,7 @@ var counterNames = [numCounters]string{
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
-	"tool_errors", "server_requests_answered", "calls_skipped",
+	"tool_errors", "server_requests_answered", "calls_skipped", "calls_not_made",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -85,6 +86,7 @@ var counterHelp = [numCounters]string{
 	"Tool calls whose result said isError: the tool's own answer.",
 	"Requests of the server (ping, roots/list, ...) the client answered.",
 	"Turns of a request loop missed because its previous call was still running.",
+	"Turns of a calls phase that passed with no live session to call on (reconnecting, re-initializing).",
 }
 
 // Counters lists every counter in export order.

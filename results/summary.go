@@ -35,6 +35,7 @@ var summaryRows = []struct {
 	{"tool calls ok / failed", func(g *Group) string {
 		return fmt.Sprintf("%d / %d", g.Counters["tool_calls_ok"], g.Counters["tool_calls_failed"])
 	}},
+	{"calls not made", counter("calls_not_made")},
 	{"tool errors", counter("tool_errors")},
 	{"server requests answered", counter("server_requests_answered")},
 	{"probe latency p50 / p99", latency("probe_latency")},
