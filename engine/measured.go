@@ -77,3 +77,19 @@ func (r *runner) explainProblems(ps []string) []string {
 	}
 	return ps
 }
+
+// countRunTwice takes from the reference server the tool calls it ran more than once, by
+// group (the clients name each logical call): a fact no client can see. A server by URL does
+// not say: there the counter is listed as not observable (describeTarget).
+func (r *runner) countRunTwice() {
+	if r.inst == nil {
+		return
+	}
+	rt := r.inst.RunTwice()
+	for i, rec := range r.recs {
+		rec.Add(metrics.CallsRunTwice, rt.ByGroup[r.w.Groups[i].Name])
+	}
+	if rt.Partial {
+		r.tgt.notes = append(r.tgt.notes, "the reference server stopped learning new tool calls after its limit: calls_run_twice counts only calls it had learnt")
+	}
+}

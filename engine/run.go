@@ -163,6 +163,7 @@ func (r *runner) abortOn(cancel context.CancelFunc) func(gate.Threshold, string)
 // finish builds the export of a run that went on, and the error that says how it ended.
 func (r *runner) finish(start, end time.Time, interrupted bool, h *health, faultErr error, tl *results.Timeline) (*results.Export, error) {
 	panicked := r.guard.First()
+	r.countRunTwice()
 	problems, fatal := h.problems()
 	if faultErr != nil {
 		problems = append(problems, "fault schedule: "+faultErr.Error())

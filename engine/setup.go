@@ -293,7 +293,11 @@ func (r *runner) describeTarget(run *results.Run) {
 			r.tgt.toxiproxy, r.tgt.prefix, r.tgt.toxiproxy))
 	}
 	for _, f := range r.fleets {
-		if na := f.NotObservable(); len(na) > 0 {
+		na := f.NotObservable()
+		if r.inst == nil {
+			na = append(na, "calls_run_twice") // only the reference server counts executions
+		}
+		if len(na) > 0 {
 			if run.NotObservable == nil {
 				run.NotObservable = map[string][]string{}
 			}

@@ -44,6 +44,7 @@ const (
 	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
 	CallsSkipped                        // a request loop's turns missed because its previous call was still running
 	CallsNotMade                        // turns of a calls phase that passed with no live session to call on
+	CallsRunTwice                       // tool calls the server ran again (the reference server knows; 0 elsewhere: not observable)
 	numCounters
 )
 
@@ -54,6 +55,7 @@ var counterNames = [numCounters]string{
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
 	"tool_errors", "server_requests_answered", "calls_skipped", "calls_not_made",
+	"calls_run_twice",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -87,6 +89,7 @@ var counterHelp = [numCounters]string{
 	"Requests of the server (ping, roots/list, ...) the client answered.",
 	"Turns of a request loop missed because its previous call was still running.",
 	"Turns of a calls phase that passed with no live session to call on (reconnecting, re-initializing).",
+	"Executions of a tool call beyond its first, as the reference server counted them (a retry or re-issue of a call that had run).",
 }
 
 // Counters lists every counter in export order.

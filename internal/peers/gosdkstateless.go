@@ -9,19 +9,17 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
 
-// CallKey is the _meta key under which a client may name the logical call a tools/call
-// belongs to, the same on every re-issue of it: GoSDKStateless counts executions per key, so
-// a call run twice is a fact the test reads, not a guess.
-const CallKey = "io.mcpchaos/call"
+	"github.com/mcpchaos/mcpchaos/mcpwire"
+)
 
 // GoSDKStateless starts the official Go SDK's streamable handler with Stateless: true and its
 // default protocol versions: it speaks the stateless 2026-07-28 revision (server/discover, the
 // Mcp-Method header and the _meta fields each request must carry; GET and DELETE get 405) and
 // also answers 2025 clients, each POST on a session of its own. With o.Notify it adds and
 // removes a tool every o.Notify, so listeners (subscriptions/listen with toolsListChanged)
-// get notifications/tools/list_changed. Execs counts the tools/call it ran.
+// get notifications/tools/list_changed. Its Stats count the tools/call it ran, and those run
+// again under a logical call (mcpwire.CallKey in _meta) it had already run: a fact.
 func GoSDKStateless(t testing.TB, o Options) *Server {
 	t.Helper()
 	c := &counter{}
@@ -51,8 +49,8 @@ func GoSDKStateless(t testing.TB, o Options) *Server {
 	}}
 }
 
-// executions counts the tools/call a server ran, and those run again under a CallKey it had
-// already run.
+// executions counts the tools/call a server ran, and those run again under a logical call it
+// had already run.
 type executions struct {
 	mu    sync.Mutex
 	total int64
@@ -63,7 +61,7 @@ type executions struct {
 func (e *executions) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "tools/call" {
-			key, _ := req.GetParams().GetMeta()[CallKey].(string)
+			key, _ := req.GetParams().GetMeta()[mcpwire.CallKey].(string)
 			e.mu.Lock()
 			e.total++
 			if key != "" {

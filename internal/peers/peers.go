@@ -58,7 +58,7 @@ type Stats struct {
 	Unanswered     int64 `json:"unanswered"`
 	Abandoned      int64 `json:"abandoned"`
 	// Executions counts the tools/call the server ran; Duplicates those it ran again under a
-	// logical call (CallKey) it had already run (GoSDKStateless only).
+	// logical call (mcpwire.CallKey) it had already run (GoSDKStateless only).
 	Executions int64 `json:"executions,omitempty"`
 	Duplicates int64 `json:"duplicates,omitempty"`
 }
