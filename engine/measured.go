@@ -93,3 +93,47 @@ func (r *runner) countRunTwice() {
 		r.tgt.notes = append(r.tgt.notes, "the reference server stopped learning new tool calls after its limit: calls_run_twice counts only calls it had learnt")
 	}
 }
+
+// phaseTurns is what a group's request loops did in one phase: the turns its schedule gave
+// them, and those that passed with no live session to call on (calls_not_made).
+type phaseTurns struct {
+	Turns, NotMade int64
+}
+
+// shortfalls says, a line per group and calls phase, where a group made fewer than half of the
+// phase's calls for want of a live session, or stayed reconnecting through it: the run did not
+// measure the calls it was asked to, and the likely cause is named (a dead-session status the
+// group does not know, from the preflight; else the group's first error). byPhase[i][k] is
+// group i's count in phase k.
+func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, byPhase [][]phaseTurns, pf *preflight, firstError []string) []string {
+	var out []string
+	for i, g := range groups {
+		for k, p := range phases {
+			if !p.Calls || i >= len(byPhase) || k >= len(byPhase[i]) {
+				continue
+			}
+			pt := byPhase[i][k]
+			if pt.Turns == 0 || 2*pt.NotMade <= pt.Turns {
+				continue
+			}
+			what := fmt.Sprintf("%d of its %d turns passed with no live session to call on (calls_not_made)", pt.NotMade, pt.Turns)
+			if pt.NotMade == pt.Turns {
+				what = fmt.Sprintf("it stayed reconnecting through the phase: none of its %d turns had a live session to call on (calls_not_made)", pt.Turns)
+			}
+			out = append(out, fmt.Sprintf("group %s: phase %s: %s, so the run did not measure the calls it was asked to; %s", g.Name, p.Name, what, shortfallCause(g, pf, firstError, i)))
+		}
+	}
+	return out
+}
+
+func shortfallCause(g workloads.GroupSpec, pf *preflight, firstError []string, i int) string {
+	if pf != nil && pf.unknownStatus != 0 && pf.unknownStatus/100 != 2 && !slices.Contains(g.DeadStatuses, pf.unknownStatus) {
+		st := pf.unknownStatus
+		return fmt.Sprintf("likely cause: the server answered %d to dead sessions (a session id it never issued got %d), which dead_statuses %v do not list, so the clients could not tell a dead session from a failure; inspect advises dead_statuses [%d] for such a server (--dead-statuses %s)",
+			st, st, g.DeadStatuses, st, statusList(append(slices.Clone(g.DeadStatuses), st)))
+	}
+	if i < len(firstError) && firstError[i] != "" {
+		return "its clients were reconnecting or re-initializing; the first error: " + firstError[i]
+	}
+	return "its clients were reconnecting or re-initializing"
+}

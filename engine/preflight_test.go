@@ -1,6 +1,11 @@
 package engine
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
 
 // A built-in's tool is replaced only by one that says nothing destructive: the first that says
 // it streams, else the first listed; none when every tool sounds destructive.
@@ -34,5 +39,29 @@ func TestForgeID(t *testing.T) {
 		if got := forgeID(id); got != want {
 			t.Errorf("forgeID(%q) = %q, want %q", id, got, want)
 		}
+	}
+}
+
+// A group that made fewer than half of a calls phase's calls for want of a live session is a
+// problem naming the phase and, when the preflight saw one, the dead status it does not know.
+func TestShortfalls(t *testing.T) {
+	groups := []workloads.GroupSpec{{Name: "naive", DeadStatuses: []int{404, 410}}, {Name: "probe", DeadStatuses: []int{404, 410}}}
+	phases := []workloads.Phase{{Name: "active", Calls: true}, {Name: "quiet"}, {Name: "after", Calls: true}}
+	by := [][]phaseTurns{
+		{{Turns: 100, NotMade: 50}, {}, {Turns: 100, NotMade: 10}},        // half: not a shortfall
+		{{Turns: 100, NotMade: 10}, {Turns: 0}, {Turns: 90, NotMade: 90}}, // reconnecting through "after"
+	}
+	got := shortfalls(groups, phases, by, &preflight{unknownStatus: 400}, nil)
+	if len(got) != 1 {
+		t.Fatalf("shortfalls = %q, want one line", got)
+	}
+	for _, want := range []string{"group probe: phase after:", "stayed reconnecting", "answered 400 to dead sessions", "dead_statuses [400]", "--dead-statuses 404,410,400"} {
+		if !strings.Contains(got[0], want) {
+			t.Errorf("%q does not say %q", got[0], want)
+		}
+	}
+	got = shortfalls(groups, phases, by, &preflight{unknownStatus: 404}, []string{"", "HTTP 503 busy"})
+	if len(got) != 1 || !strings.Contains(got[0], "the first error: HTTP 503 busy") || strings.Contains(got[0], "dead_statuses [") {
+		t.Errorf("shortfalls = %q", got)
 	}
 }
