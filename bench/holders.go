@@ -13,9 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -36,7 +40,7 @@ func probeVsBare(ctx context.Context, h holder, endpoint string, n int) (probeP5
 	}
 	rec := metrics.NewRecorder("bench", "probe", 1)
 	bare := metrics.NewHistogram()
-	hc := &http.Client{Transport: clients.NewTransport(4)}
+	hc := &http.Client{Transport: wire.NewTransport(4)}
 	defer hc.CloseIdleConnections()
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	for range n {
@@ -72,34 +76,34 @@ func probeVsBare(ctx context.Context, h holder, endpoint string, n int) (probeP5
 type leanHolder struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
-	sessions []*clients.Session
+	sessions []*wire.Session
 	rec      *metrics.Recorder
 }
 
 // prepareLean sets up what the fleet needs whatever its size (transport, policy, recorder);
 // the function it returns establishes the sessions.
 func prepareLean(endpoint string, o Options, dials *atomic.Int64) func(context.Context) (holder, error) {
-	tr := clients.NewTransport(o.Workers * 2)
+	tr := wire.NewTransport(o.Workers * 2)
 	countDials(tr, dials)
-	ep := &clients.Endpoint{
+	ep := &wire.Endpoint{
 		URL:            endpoint,
-		HTTP:           &http.Client{Transport: bound(clients.Streaming(tr), o.Workers)},
-		Protocol:       clients.Protocol20251125,
+		HTTP:           &http.Client{Transport: bound(wire.Streaming(tr), o.Workers)},
+		Protocol:       wire.Protocol20251125,
 		RequestTimeout: 30 * time.Second,
 		MaxBody:        4 << 20,
 		MaxEvent:       1 << 20,
 		ClientName:     "mcpchaos-bench",
 	}
-	pol, _ := clients.NewPolicy("probe", clients.PolicyConfig{Retries: 3})
+	pol, _ := policy.New("probe", policy.Config{Retries: 3})
 	rec := metrics.NewRecorder("bench", "probe", o.Sessions)
 	return func(ctx context.Context) (holder, error) { return holdLean(ctx, o, ep, pol, rec) }
 }
 
-func holdLean(ctx context.Context, o Options, ep *clients.Endpoint, pol clients.Policy, rec *metrics.Recorder) (holder, error) {
-	f := clients.NewFleet(clients.GroupConfig{
+func holdLean(ctx context.Context, o Options, ep *wire.Endpoint, pol policy.Policy, rec *metrics.Recorder) (holder, error) {
+	f := fleet.New(fleet.GroupConfig{
 		Name: "bench", Clients: o.Sessions, Policy: pol, Probe: "ping", DeadStatuses: []int{404, 410},
 		RetryBackoff: 50 * time.Millisecond, CallEvery: time.Hour, Tool: "echo", Concurrency: 1,
-	}, ep, rec, clients.TruthFunc(func(string) (time.Time, bool) { return time.Time{}, false }),
+	}, ep, rec, truth.Func(func(string) (time.Time, bool) { return time.Time{}, false }),
 		func(time.Duration) bool { return false }) // the bench drives the calls itself
 	runCtx, cancel := context.WithCancel(ctx)
 	h := &leanHolder{cancel: cancel, done: make(chan struct{}), rec: rec}
@@ -164,7 +168,7 @@ func holdSDK(ctx context.Context, endpoint string, o Options, hc *http.Client, c
 	var firstErr error
 	parallel(o.Sessions, o.Workers, func(i int) {
 		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc},
-			&mcp.ClientSessionOptions{ProtocolVersion: clients.Protocol20251125})
+			&mcp.ClientSessionOptions{ProtocolVersion: wire.Protocol20251125})
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil && firstErr == nil {

@@ -1,26 +1,19 @@
-// Package clients is the fleet of simulated MCP clients a run drives against a target: their
-// sessions on the wire, what they decide after drops and failures, and what they measure.
+// Package clients holds no code: it is the map of the simulated MCP clients a run drives
+// against a target, one package per room.
 //
-// The rooms, by file:
+//   - wire: one MCP session on the wire, as a real client speaks it (transport and TLS, the
+//     streaming round-tripper, initialize and POSTs, SSE and resumption, replies decoded, the
+//     server's requests answered, the stateless revision's handshake, error classes, the
+//     redaction of whatever leaves it);
+//   - policy: what a client decides after a drop or a failure (naive, probe), and the names a
+//     workload's policy and probe may take;
+//   - truth: when a session died, exactly (the reference server) or estimated;
+//   - fleet: a group at work (its clients and their accounting, the scheduler and the turns of
+//     the request loops, tool arguments, the group's report, the run's problems), and one
+//     driver per client kind behind one interface (driver_*.go: wire, Go SDK, stateless).
 //
-//   - the wire (one MCP session of the session family, as a real client speaks it):
-//     endpoint.go (initialize), session.go (POSTs, SSE replies and their resumption, the
-//     cursor of every stream), reply.go (a response checked: id, result xor error, an object),
-//     getstream.go (the GET stream), serverreq.go (the server's requests answered), sse.go,
-//     transport.go and streaming.go (HTTP), errors.go (error classes);
-//   - the fleet: fleet.go (a group, its scheduler), client.go (one client's session and its
-//     accounting), fleetreport.go (tool arguments, error texts, the group's report),
-//     problems.go (whether the run measured what it was asked);
-//   - one driver per client kind: wiredriver.go and stream.go (the wire session, decided by a
-//     Policy), sdkdriver.go (the official Go SDK's client, observed from outside),
-//     stateless.go (the 2026-07-28 revision);
-//   - the policies, decisions only: policy.go, naive.go, probe.go;
-//   - truth.go: when a session died, exactly (the reference server) or estimated.
-//
-// The name lists a workload may use (policies, probes, protocols, the reference server's
-// tools, log levels) are defined here, once; workloads validates against them.
-//
-// It must not know about workloads, faults, exports or the reference server's internals: it
-// is handed a GroupConfig, an Endpoint, a recorder and a Truth, and counts into the recorder.
-// Nothing on a hot path takes a lock shared by the whole fleet.
+// Arrows run one way: fleet uses wire, policy and truth; wire, policy and truth use none of
+// each other. None of them imports workloads, faults, results, the engine or the reference
+// server. The name lists a workload may use live with their concept: policy.Names and
+// policy.ProbeMethods, wire.Protocols and wire.LogLevels, fleet.ReferenceTools.
 package clients

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -84,7 +85,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}
 	r.describeTarget(&run)
-	run.Notes = append(run.Notes, clients.FleetNotes(r.fleets)...)
+	run.Notes = append(run.Notes, fleet.Notes(r.fleets)...)
 	if fatal {
 		run.Error = joinProblems(problems)
 	} else {
@@ -148,7 +149,7 @@ func newRunID() string {
 // noSessions says, for a target that has sessions, that none was ever established, and what
 // the clients got instead ("" when some were).
 func (r *runner) noSessions() string {
-	if r.tgt.generation == clients.Stateless {
+	if r.tgt.generation == wire.Stateless {
 		return ""
 	}
 	// The counters' atomics, not Snapshot: merging every histogram here doubled the work

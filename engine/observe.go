@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -37,7 +37,7 @@ type View struct {
 	faultNames []string
 	faultsNow  func() []string
 
-	fleets      []*clients.Fleet
+	fleets      []*fleet.Fleet
 	recs        []*metrics.Recorder
 	believed    []atomic.Int64 // the last census's believed-live-but-dead, per group
 	sessionless bool           // the target keeps no sessions: session figures do not apply
@@ -46,7 +46,7 @@ type View struct {
 // GroupStatus is a client group's state now: its sessions by state and its recorder.
 type GroupStatus struct {
 	Name     string
-	Census   clients.Census
+	Census   fleet.Census
 	Recorder *metrics.Recorder
 	// Withheld says that the figures derived from session deaths (false-live above all) must
 	// not be read as measured: results.NotApplicable (the target keeps no sessions) or
@@ -54,7 +54,7 @@ type GroupStatus struct {
 	Withheld string
 }
 
-func newView(w string, shard *results.Shard, planned time.Duration, fleets []*clients.Fleet, recs []*metrics.Recorder) *View {
+func newView(w string, shard *results.Shard, planned time.Duration, fleets []*fleet.Fleet, recs []*metrics.Recorder) *View {
 	return &View{Workload: w, Shard: shard, Planned: planned, fleets: fleets, recs: recs, believed: make([]atomic.Int64, len(recs))}
 }
 

@@ -10,7 +10,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -45,16 +46,16 @@ type preflight struct {
 // preflight opens one session on the target (a request context on a stateless one), lists
 // its tools and ends the session. Any failure is the run's: the target is not an MCP server
 // this client can speak to.
-func (r *runner) preflight(ctx context.Context, conn clients.Conn, gen clients.Negotiated) (*preflight, error) {
-	hc, err := clients.NewHTTPClient(conn)
+func (r *runner) preflight(ctx context.Context, conn wire.Conn, gen wire.Negotiated) (*preflight, error) {
+	hc, err := wire.NewHTTPClient(conn)
 	if err != nil {
 		return nil, configErr("target: %w", err)
 	}
 	defer hc.CloseIdleConnections()
 	g := r.w.Groups[0]
-	ep := &clients.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: g.Protocol, Generation: gen.Generation,
+	ep := &wire.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: g.Protocol, Generation: gen.Generation,
 		RequestTimeout: min(g.RequestTimeout, preflightTimeout), MaxBody: 4 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos-preflight"}
-	if gen.Generation == clients.Stateless {
+	if gen.Generation == wire.Stateless {
 		ep.Protocol = gen.Protocol
 	}
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
@@ -87,7 +88,7 @@ func (r *runner) preflight(ctx context.Context, conn clients.Conn, gen clients.N
 // digit changed, so that a server checking only the id's form accepts it): a result means the
 // server serves any id as a live session, so a dead one looks alive too (inspect's
 // silent_substitution).
-func (pf *preflight) checkSubstitution(ctx context.Context, s *clients.Session) {
+func (pf *preflight) checkSubstitution(ctx context.Context, s *wire.Session) {
 	forged := forgeID(s.ID)
 	if forged == "" {
 		return
@@ -122,7 +123,7 @@ func forgeID(id string) string {
 }
 
 // describeFailure says what a request got instead of a result.
-func describeFailure(rep *clients.Reply, err error) string {
+func describeFailure(rep *wire.Reply, err error) string {
 	switch {
 	case err != nil:
 		return err.Error()
@@ -257,7 +258,7 @@ func checkArgs(t toolInfo, args map[string]any, group string) error {
 	}
 	// Through JSON, as the wire carries them: numbers become float64, which the validator
 	// reads, whatever type the workload decoder gave them.
-	b, err := json.Marshal(clients.SampleArgs(args, group))
+	b, err := json.Marshal(fleet.SampleArgs(args, group))
 	if err != nil {
 		return err
 	}

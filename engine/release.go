@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -102,7 +102,7 @@ func buildAction(f workloads.Fault, headerSecrets []string) (faults.Action, erro
 		secrets = append(secrets, headerSecrets...)
 		e := faults.Exec{
 			Command: a.Command, Args: a.Args, Env: env, Timeout: a.Timeout, MaxOutput: a.MaxOutput,
-			Redact: func(b []byte) []byte { return clients.RedactText(b, nil, secrets...) },
+			Redact: func(b []byte) []byte { return wire.RedactText(b, nil, secrets...) },
 		}
 		if a.WaitFor != nil {
 			e.WaitFor = waitFor(a.WaitFor)

@@ -10,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
@@ -28,7 +29,7 @@ type runner struct {
 	guard   *guard.Guard
 	inst    *refserver.Instance
 	inj     faults.Injector
-	fleets  []*clients.Fleet
+	fleets  []*fleet.Fleet
 	recs    []*metrics.Recorder
 	proxies map[string]string // group → proxy listen address
 	tgt     targetInfo        // what setUp learnt about the target (setup.go)
@@ -105,7 +106,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
-	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == clients.Stateless
+	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)
@@ -177,10 +178,10 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
-	} else if ps := clients.FleetProblems(r.fleets, cutsStreams(r.w.Faults)); !interrupted && panicked == nil {
+	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); !interrupted && panicked == nil {
 		ps = append(ps, r.measuredNothing(ps)...) // measured.go
 		if len(ps) > 0 {
-			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/problems.go)
+			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/fleet/problems.go)
 			fatal = true
 		}
 	}
@@ -254,7 +255,7 @@ func (r *runner) health(start time.Time) *health {
 	h := &health{start: start, recs: r.recs, dial: dialTCP}
 	if r.w.Target.Builtin == nil {
 		if u, err := url.Parse(r.w.Target.URL); err == nil {
-			h.dialAddr = clients.HostPort(u)
+			h.dialAddr = wire.HostPort(u)
 		}
 	}
 	if ext, ok := r.inj.(*faults.External); ok {

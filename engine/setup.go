@@ -10,7 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -24,7 +27,7 @@ type targetInfo struct {
 	estimated  bool   // deaths are estimated from a declared TTL, not known
 	prefix     string // the run's proxy name prefix on an external toxiproxy-server
 	toxiproxy  string // its API URL
-	generation clients.Generation
+	generation wire.Generation
 	noIDs      bool // a session-family server that hands out no session ids: no sessions
 	pf         *preflight
 	notes      []string
@@ -61,24 +64,24 @@ func (r *runner) setUp(ctx context.Context) error {
 }
 
 // addGroup starts a group's proxy and builds its fleet and recorder.
-func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clients.Conn, gen clients.Negotiated, truth clients.Truth) error {
-	listen, err := r.inj.AddProxy(ctx, g.Name, clients.HostPort(conn.URL))
+func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.Conn, gen wire.Negotiated, truth truth.Truth) error {
+	listen, err := r.inj.AddProxy(ctx, g.Name, wire.HostPort(conn.URL))
 	if err != nil {
 		return fmt.Errorf("group %s: starting its proxy: %w", g.Name, err)
 	}
 	r.proxies[g.Name] = listen
-	pol, err := clients.NewPolicy(g.Policy, clients.PolicyConfig{Retries: g.Retries})
+	pol, err := policy.New(g.Policy, policy.Config{Retries: g.Retries})
 	if err != nil {
 		return configErr("group %s: %w", g.Name, err)
 	}
 	gc := conn
 	gc.Dial = listen
 	gc.MaxConns = g.Clients * (g.Concurrency + 1)
-	hc, err := clients.NewHTTPClient(gc)
+	hc, err := wire.NewHTTPClient(gc)
 	if err != nil {
 		return configErr("target: %w", err)
 	}
-	ep := &clients.Endpoint{
+	ep := &wire.Endpoint{
 		URL:            conn.URL.String(),
 		HTTP:           hc,
 		Protocol:       g.Protocol,
@@ -88,11 +91,11 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clien
 		MaxEvent:       1 << 20,
 		ClientName:     "mcpchaos-" + g.Name,
 	}
-	if gen.Generation == clients.Stateless {
+	if gen.Generation == wire.Stateless {
 		ep.Protocol = gen.Protocol
 	}
 	rec := metrics.NewRecorder(g.Name, g.Policy, g.Clients)
-	fc := clients.GroupConfig{
+	fc := fleet.GroupConfig{
 		Name:         g.Name,
 		Clients:      g.Clients,
 		Ramp:         g.Ramp,
@@ -103,47 +106,47 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn clien
 		CallEvery:    g.CallEvery,
 		Tool:         g.Tool,
 		Concurrency:  g.Concurrency,
-		// How the clients behave on the wire (clients.GroupConfig, workloads/clientkeys.go).
+		// How the clients behave on the wire (fleet.GroupConfig, workloads/clientkeys.go).
 		Arguments: g.Arguments, NoProgressTokens: g.NoProgressTokens, LogLevel: g.LogLevel,
 		Roots: g.Roots, Replies: g.ServerReplies,
 		ReconnectDelay: 100 * time.Millisecond,
 		ReconnectMax:   time.Second,
 	}
 	r.recs = append(r.recs, rec)
-	r.fleets = append(r.fleets, clients.NewFleet(fc, ep, rec, truth, callsOn(r.w.Phases)))
+	r.fleets = append(r.fleets, fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases)))
 	return nil
 }
 
 // reachTarget starts the reference server, or prepares the connection to a target by URL:
 // headers expanded from the environment, certificates loaded. It returns the Truth about
 // session deaths: exact from the reference server, estimated from a declared TTL otherwise.
-func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
+func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	t := r.w.Target
 	if t.Builtin != nil {
 		inst, err := r.startBuiltin(ReferenceConfig(t.Builtin).WithDefaults())
 		if err != nil {
-			return clients.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
+			return wire.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
 		}
 		r.inst = inst
 		u, err := url.Parse(inst.URL)
 		if err != nil {
-			return clients.Conn{}, nil, err
+			return wire.Conn{}, nil, err
 		}
 		r.tgt.label = "builtin"
-		return clients.Conn{URL: u}, clients.TruthFunc(inst.DeathTime), nil
+		return wire.Conn{URL: u}, truth.Func(inst.DeathTime), nil
 	}
 	u, err := url.Parse(t.URL)
 	if err != nil {
-		return clients.Conn{}, nil, configErr("%s: target.url: %w", t.Where, err)
+		return wire.Conn{}, nil, configErr("%s: target.url: %w", t.Where, err)
 	}
 	header, err := t.ExpandHeaders(os.LookupEnv)
 	if err != nil {
-		return clients.Conn{}, nil, &ConfigError{err}
+		return wire.Conn{}, nil, &ConfigError{err}
 	}
-	conn := clients.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
+	conn := wire.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
 	if t.CAFile != "" {
-		if conn.RootCAs, err = clients.LoadCAFile(t.CAFile); err != nil {
-			return clients.Conn{}, nil, configErr("target.ca_file: %w", err)
+		if conn.RootCAs, err = wire.LoadCAFile(t.CAFile); err != nil {
+			return wire.Conn{}, nil, configErr("target.ca_file: %w", err)
 		}
 	}
 	r.tgt.label = redactURL(u)
@@ -153,7 +156,7 @@ func (r *runner) reachTarget() (clients.Conn, clients.Truth, error) {
 	} else if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
 	}
-	return conn, clients.NewEstimated(t.SessionTTL), nil
+	return conn, truth.NewEstimated(t.SessionTTL), nil
 }
 
 // startInjector starts embedded Toxiproxy, or connects to the workload's toxiproxy-server and
@@ -191,13 +194,13 @@ func (r *runner) startInjector(ctx context.Context) error {
 
 // negotiate learns which protocol generation the target speaks, on a connection of its own
 // (straight to the target, not through a proxy: no fault may decide it).
-func (r *runner) negotiate(ctx context.Context, conn clients.Conn) (clients.Negotiated, error) {
-	hc, err := clients.NewHTTPClient(conn)
+func (r *runner) negotiate(ctx context.Context, conn wire.Conn) (wire.Negotiated, error) {
+	hc, err := wire.NewHTTPClient(conn)
 	if err != nil {
-		return clients.Negotiated{}, configErr("target: %w", err)
+		return wire.Negotiated{}, configErr("target: %w", err)
 	}
 	defer hc.CloseIdleConnections()
-	ep := &clients.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: r.w.Groups[0].Protocol,
+	ep := &wire.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: r.w.Groups[0].Protocol,
 		RequestTimeout: r.w.Groups[0].RequestTimeout, MaxBody: 4 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos"}
 	n, err := ep.Negotiate(ctx)
 	if err != nil {
@@ -207,10 +210,10 @@ func (r *runner) negotiate(ctx context.Context, conn clients.Conn) (clients.Nego
 		return n, fmt.Errorf("target %s: %w", r.tgt.label, err)
 	}
 	r.tgt.generation = n.Generation
-	if n.Generation == clients.Stateless {
+	if n.Generation == wire.Stateless {
 		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf(
 			"the target speaks only the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
-			n.Protocol, strings.Join(clients.SessionOnlyMetrics(), ", ")))
+			n.Protocol, strings.Join(fleet.SessionOnlyMetrics(), ", ")))
 	}
 	return n, nil
 }
@@ -219,24 +222,24 @@ func (r *runner) negotiate(ctx context.Context, conn clients.Conn) (clients.Nego
 // server that keeps no sessions (no ids, or the stateless revision) gets no TTL estimate, and
 // a workload that needs sessions stops here; the groups' tools are checked (resolveTools).
 // It returns the truth the fleets use.
-func (r *runner) checkTarget(ctx context.Context, conn clients.Conn, gen clients.Negotiated, truth clients.Truth) (clients.Truth, error) {
+func (r *runner) checkTarget(ctx context.Context, conn wire.Conn, gen wire.Negotiated, tr truth.Truth) (truth.Truth, error) {
 	pf, err := r.preflight(ctx, conn, gen)
 	if err != nil {
 		return nil, err
 	}
 	r.tgt.pf = pf
-	if gen.Generation == clients.SessionFamily && !pf.sessionIDs {
+	if gen.Generation == wire.SessionFamily && !pf.sessionIDs {
 		r.tgt.noIDs = true
-		truth = clients.NewEstimated(0) // nothing to die: no estimate
+		tr = truth.NewEstimated(0) // nothing to die: no estimate
 		r.tgt.notes = append(r.tgt.notes, "the target keeps no sessions: initialize answered without an Mcp-Session-Id (a valid server: ids are optional), so there is no session to die, resume or count; the session figures are not applicable, and what applies is measured: tool calls, their latency, reconnects")
 	}
 	if pf.substitutes {
 		r.tgt.notes = append(r.tgt.notes, "the target answered a ping under a session id it never issued with a result: it serves any id as a live session (silent substitution, inspect's silent_substitution), so a dead session looks alive and its death can only be estimated from the declared TTL; a success after an estimated death proves nothing about the session")
 	}
-	if r.tgt.noIDs || gen.Generation == clients.Stateless {
+	if r.tgt.noIDs || gen.Generation == wire.Stateless {
 		if why := needsSessions(r.w); why != "" {
 			kind := "hands out no session ids"
-			if gen.Generation == clients.Stateless {
+			if gen.Generation == wire.Stateless {
 				kind = "speaks the stateless revision " + gen.Protocol
 			}
 			return nil, fmt.Errorf("the target %s keeps no sessions (it %s), and %s; nothing was run: run a workload without ttl phases against it (what applies is measured: tool calls, requests lost and re-issued, latency)",
@@ -250,7 +253,7 @@ func (r *runner) checkTarget(ctx context.Context, conn clients.Conn, gen clients
 		fmt.Fprintln(r.opts.stderr, "mcpchaos: "+line)
 		r.tgt.notes = append(r.tgt.notes, line)
 	}
-	return truth, nil
+	return tr, nil
 }
 
 // unknownStatusHints warn, per group, when the server refused a session id it never issued
@@ -303,8 +306,8 @@ func (r *runner) describeTarget(run *results.Run) {
 			}
 			run.NotObservable[f.Name()] = na
 		}
-		if r.tgt.noIDs || r.tgt.generation == clients.Stateless {
-			run.Withhold(f.Name(), results.NotApplicable, clients.SessionOnlyMetrics()...)
+		if r.tgt.noIDs || r.tgt.generation == wire.Stateless {
+			run.Withhold(f.Name(), results.NotApplicable, fleet.SessionOnlyMetrics()...)
 		}
 		if n := f.Report().EstimateRefuted; n > 0 {
 			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // trail is the event ids of one stream of a session, in arrival order: cursors, and what
@@ -48,7 +49,7 @@ func (t *trail) cursors(n int) []string {
 // within wait; cut says the answer was still coming when the wait ended (inconclusive).
 type source struct {
 	name string
-	get  func(ctx context.Context, s *clients.Session, wait time.Duration) (ids []string, cut bool)
+	get  func(ctx context.Context, s *wire.Session, wait time.Duration) (ids []string, cut bool)
 }
 
 // triesPerSource bounds the tries of a source whose answer did not come within its wait: on a
@@ -61,7 +62,7 @@ const triesPerSource = 3
 // (the likeliest to stream notifications first), and the standalone GET stream. It stops at the
 // first trail of two ids or more (a cursor and an event to recognise in a replay); otherwise it
 // returns a lone id, or nil.
-func (in *inspector) acquire(ctx context.Context, s *clients.Session) *trail {
+func (in *inspector) acquire(ctx context.Context, s *wire.Session) *trail {
 	var best *trail
 	for _, src := range in.sources(ctx, s) {
 		ids := in.try(ctx, s, src)
@@ -79,7 +80,7 @@ func (in *inspector) acquire(ctx context.Context, s *clients.Session) *trail {
 // answer is cut by the wait, and keeps the longest trail seen. Each try is a request of its
 // own, so the session stays active meanwhile. A source still cut after triesPerSource tries is
 // noted: its silence is the server's slowness, not its regime.
-func (in *inspector) try(ctx context.Context, s *clients.Session, src source) []string {
+func (in *inspector) try(ctx context.Context, s *wire.Session, src source) []string {
 	var best []string
 	var waited time.Duration
 	for i := range triesPerSource {
@@ -97,9 +98,9 @@ func (in *inspector) try(ctx context.Context, s *clients.Session, src source) []
 	return best
 }
 
-func (in *inspector) sources(ctx context.Context, s *clients.Session) []source {
-	post := func(method string, params func() any) func(context.Context, *clients.Session, time.Duration) ([]string, bool) {
-		return func(ctx context.Context, s *clients.Session, wait time.Duration) ([]string, bool) {
+func (in *inspector) sources(ctx context.Context, s *wire.Session) []source {
+	post := func(method string, params func() any) func(context.Context, *wire.Session, time.Duration) ([]string, bool) {
+		return func(ctx context.Context, s *wire.Session, wait time.Duration) ([]string, bool) {
 			rctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
 			r := in.exchange(rctx, s, in.nextID(), method, params())
@@ -124,7 +125,7 @@ func (in *inspector) sources(ctx context.Context, s *clients.Session) []source {
 		out = append(out, source{fmt.Sprintf("a tools/call %s reply, sent with a progress token", t.Name), post("tools/call", params)})
 	}
 	// An idle GET stream that stays silent is the usual case, not a slow answer: never cut.
-	out = append(out, source{"the GET stream", func(ctx context.Context, s *clients.Session, _ time.Duration) ([]string, bool) {
+	out = append(out, source{"the GET stream", func(ctx context.Context, s *wire.Session, _ time.Duration) ([]string, bool) {
 		rs := in.openStream(ctx, s, "")
 		if !rs.stream() {
 			return nil, false
@@ -136,7 +137,7 @@ func (in *inspector) sources(ctx context.Context, s *clients.Session) []source {
 
 // toolList lists the server's tools once (on the first session that asks) and picks those
 // to call.
-func (in *inspector) toolList(ctx context.Context, s *clients.Session) []toolInfo {
+func (in *inspector) toolList(ctx context.Context, s *wire.Session) []toolInfo {
 	if in.tools != nil {
 		return *in.tools
 	}
@@ -158,7 +159,7 @@ func (in *inspector) toolArgs(t toolInfo) any {
 	if in.o.Tool == t.Name && in.o.ToolArgs != nil {
 		return in.o.ToolArgs
 	}
-	return clients.MinimalInstance(t.InputSchema) // unchecked: the server's refusal says why
+	return fleet.MinimalInstance(t.InputSchema) // unchecked: the server's refusal says why
 }
 
 // callWait is the first wait for a request sent for its event ids: a slow tool's ids come

@@ -5,7 +5,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // killTries bounds the sessions killByDelete opens: one that died of its TTL before the
@@ -17,7 +17,7 @@ const killTries = 2
 // at what the dead session gets.
 func (in *inspector) killByDelete(ctx context.Context) error {
 	fp := in.fp
-	var c *clients.Session
+	var c *wire.Session
 	var t *trail
 	for try := 1; ; try++ {
 		var err error
@@ -55,7 +55,7 @@ func (in *inspector) killByDelete(ctx context.Context) error {
 }
 
 // deadFacts fills in what the session s, killed by DELETE, gets.
-func (in *inspector) deadFacts(ctx context.Context, s *clients.Session, t *trail) {
+func (in *inspector) deadFacts(ctx context.Context, s *wire.Session, t *trail) {
 	fp := in.fp
 	ds := &fp.DeadStatus
 	ds.Post, fp.SilentSubstitution = in.ping(ctx, s)
@@ -76,7 +76,7 @@ func (in *inspector) deadFacts(ctx context.Context, s *clients.Session, t *trail
 
 // probeMethods tells, for ping and tools/list, whether a dead session s gets them refused:
 // only then is the method a liveness probe.
-func (in *inspector) probeMethods(ctx context.Context, s *clients.Session) {
+func (in *inspector) probeMethods(ctx context.Context, s *wire.Session) {
 	for _, m := range []string{"ping", "tools/list"} {
 		r := in.call(ctx, s, m)
 		pm := ProbeMethod{}
@@ -152,7 +152,7 @@ func (in *inspector) heldFacts(ctx context.Context, w *ttlWatch) {
 
 // ping sends ping as s: its status, and whether it was served as a live session's (nil when
 // the answer was garbage or never came).
-func (in *inspector) ping(ctx context.Context, s *clients.Session) (*int, *bool) {
+func (in *inspector) ping(ctx context.Context, s *wire.Session) (*int, *bool) {
 	r := in.call(ctx, s, "ping")
 	if r == nil {
 		return nil, nil
@@ -164,7 +164,7 @@ func (in *inspector) ping(ctx context.Context, s *clients.Session) (*int, *bool)
 }
 
 // call sends a request without params as s, within the request timeout.
-func (in *inspector) call(ctx context.Context, s *clients.Session, method string) *reply {
+func (in *inspector) call(ctx context.Context, s *wire.Session, method string) *reply {
 	rctx, cancel := context.WithTimeout(ctx, in.o.Timeout)
 	defer cancel()
 	return in.exchange(rctx, s, in.nextID(), method, nil)
@@ -197,7 +197,7 @@ func (in *inspector) duplicateGet(ctx context.Context) *int {
 
 // status sends a GET (without cursor) or a DELETE as s and returns its status, or nil when it
 // failed in transport or a GET's 200 was not a stream.
-func (in *inspector) status(ctx context.Context, s *clients.Session, method string) *int {
+func (in *inspector) status(ctx context.Context, s *wire.Session, method string) *int {
 	if method == http.MethodGet {
 		rs := in.openStream(ctx, s, "")
 		if rs == nil || rs.garbage != "" {

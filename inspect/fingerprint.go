@@ -6,7 +6,7 @@
 // waiting it out: deaths.go), tries replays through the dead id and a live session (replay.go),
 // watches an idle stream (keepalive.go), and judges (judge, below).
 //
-// It is built on clients.Session and sends only a handful of requests, to one server, one at a
+// It is built on wire.Session (clients/wire) and sends only a handful of requests, to one server, one at a
 // time (the keepalive watch aside); the only tools it calls are up to three picked by tools.go,
 // never one named like a destructive one. It judges what it sees but never retries to make a
 // server look better: it tries again only what told nothing (an answer still coming when its

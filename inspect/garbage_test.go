@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
 )
 
 // rpcHead is the part of a POSTed JSON-RPC message these small servers read.
@@ -112,7 +112,7 @@ func TestGarbageServers(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			o := Options{Conn: clients.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second}
+			o := Options{Conn: wire.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second}
 			if mode == "html" {
 				o.TTL = 300 * time.Millisecond // the TTL's steps meet the garbage too
 			}
@@ -188,7 +188,7 @@ func TestServerRequestsAndClosedStreams(t *testing.T) {
 	t.Run("roots/list and elicitation, then the server closes the stream", func(t *testing.T) {
 		var answers atomic.Int64
 		u := askingServer(t, 300*time.Millisecond, &answers)
-		fp, err := Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, Idle: 5 * time.Second, Timeout: 2 * time.Second})
+		fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, Idle: 5 * time.Second, Timeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +206,7 @@ func TestServerRequestsAndClosedStreams(t *testing.T) {
 	})
 	t.Run("mcp-go's ping heartbeat", func(t *testing.T) {
 		u := mcpgoServer(t, mcpgoserver.WithHeartbeatInterval(100*time.Millisecond), mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
-		fp, err := Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, Idle: 5 * time.Second, Timeout: 2 * time.Second})
+		fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, Idle: 5 * time.Second, Timeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

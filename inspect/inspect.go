@@ -7,12 +7,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // Options say how to reach the server and how long to look.
 type Options struct {
-	Conn clients.Conn // the server (Dial unset: inspect talks to it directly)
+	Conn wire.Conn // the server (Dial unset: inspect talks to it directly)
 	// TTL is the server's declared session TTL; 0 skips what needs one (open_stream_holds_session,
 	// after_ttl). Inspect then waits TTL plus a margin.
 	TTL time.Duration
@@ -47,7 +47,7 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 
 type inspector struct {
 	o     Options
-	ep    *clients.Endpoint
+	ep    *wire.Endpoint
 	fp    *Fingerprint
 	mu    sync.Mutex   // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
 	ids   atomic.Int64 // JSON-RPC ids of inspect's own requests
@@ -78,17 +78,17 @@ func newInspector(o Options) (*inspector, error) {
 		o.Timeout = 10 * time.Second
 	}
 	if o.Protocol == "" {
-		o.Protocol = clients.Protocol20251125
+		o.Protocol = wire.Protocol20251125
 	}
 	if o.Progress == nil {
 		o.Progress = func(string) {}
 	}
-	hc, err := clients.NewHTTPClient(o.Conn)
+	hc, err := wire.NewHTTPClient(o.Conn)
 	if err != nil {
 		return nil, err
 	}
 	return &inspector{o: o, fp: &Fingerprint{URL: redact(o.Conn), ProbeMethods: map[string]ProbeMethod{}},
-		ep: &clients.Endpoint{URL: o.Conn.URL.String(), HTTP: hc, Protocol: o.Protocol, RequestTimeout: o.Timeout,
+		ep: &wire.Endpoint{URL: o.Conn.URL.String(), HTTP: hc, Protocol: o.Protocol, RequestTimeout: o.Timeout,
 			MaxBody: maxBody, MaxEvent: maxEvent, ClientName: "mcpchaos-inspect"}}, nil
 }
 
@@ -122,9 +122,9 @@ func (in *inspector) run(ctx context.Context) error {
 	}
 	fp.SupportedVersions = n.Supported
 	fp.Generation = n.Generation.String()
-	if n.Generation == clients.Stateless {
+	if n.Generation == wire.Stateless {
 		fp.NegotiatedProtocol = n.Protocol
-		in.ep.Generation, in.ep.Protocol = clients.Stateless, n.Protocol
+		in.ep.Generation, in.ep.Protocol = wire.Stateless, n.Protocol
 		s, _, _ := in.ep.Initialize(ctx)
 		rep, err := s.ListTools(ctx)
 		if err != nil || !rep.OK() {
@@ -189,7 +189,7 @@ func (in *inspector) run(ctx context.Context) error {
 // ttlWatch is the sessions left to die by the TTL: one idle (with a trail of its event ids),
 // one held by an open GET stream.
 type ttlWatch struct {
-	idle, held *clients.Session
+	idle, held *wire.Session
 	trail      *trail
 	stream     *rawStream
 	start      time.Time
@@ -220,7 +220,7 @@ func (in *inspector) shortWait() time.Duration {
 }
 
 // open initializes a session.
-func (in *inspector) open(ctx context.Context) (*clients.Session, error) {
+func (in *inspector) open(ctx context.Context) (*wire.Session, error) {
 	s, rep, err := in.ep.Initialize(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %s", describe(rep, err))
@@ -229,7 +229,7 @@ func (in *inspector) open(ctx context.Context) (*clients.Session, error) {
 }
 
 // describe says what an initialize or call got.
-func describe(rep *clients.Reply, err error) string {
+func describe(rep *wire.Reply, err error) string {
 	switch {
 	case err != nil && rep != nil && rep.Status != 0:
 		return fmt.Sprintf("HTTP %d: %v", rep.Status, err)
@@ -244,7 +244,7 @@ func describe(rep *clients.Reply, err error) string {
 	}
 }
 
-func redact(c clients.Conn) string {
+func redact(c wire.Conn) string {
 	u := *c.URL
 	u.User = nil
 	if u.RawQuery != "" {

@@ -16,10 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
@@ -140,7 +141,7 @@ func TestFingerprints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			u := tt.server(t)
-			fp, err := Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, TTL: ttl, Idle: 500 * time.Millisecond, Timeout: 2 * time.Second})
+			fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, TTL: ttl, Idle: 500 * time.Millisecond, Timeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +174,7 @@ func TestFingerprints(t *testing.T) {
 // Without a TTL inspect still answers what it can, and says what it did not measure.
 func TestInspectWithoutTTL(t *testing.T) {
 	u := referenceServer(t, refserver.Config{SessionTTL: time.Minute, Retention: time.Hour, NotifyInterval: 50 * time.Millisecond})
-	fp, err := Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
+	fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, Idle: 300 * time.Millisecond, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestInspectFailures(t *testing.T) {
 			u, _ := url.Parse(tc.url)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_, err := Inspect(ctx, Options{Conn: clients.Conn{URL: u}, Idle: 100 * time.Millisecond, Timeout: time.Second})
+			_, err := Inspect(ctx, Options{Conn: wire.Conn{URL: u}, Idle: 100 * time.Millisecond, Timeout: time.Second})
 			var ue *UnreachableError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want an UnreachableError about %q", err, tc.want)

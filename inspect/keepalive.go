@@ -5,9 +5,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/mcpwire"
 )
 
@@ -39,7 +40,7 @@ const watchTries = 2
 // watchKeepalive holds a GET stream of a session of its own, idle, and times what arrives. With
 // a declared TTL it pings the session on POST meanwhile, so that what is watched is the
 // stream, not the TTL. A stream the server ends is reported closed at that time.
-func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
+func (in *inspector) watchKeepalive(ctx context.Context, s *wire.Session) {
 	for try := 1; in.watchStream(ctx, s) && try < watchTries && ctx.Err() == nil; try++ {
 		var err error
 		if s, err = in.open(ctx); err != nil {
@@ -52,7 +53,7 @@ func (in *inspector) watchKeepalive(ctx context.Context, s *clients.Session) {
 
 // watchStream is one watch of s's GET stream; died says s was found dead of its TTL instead
 // (nothing recorded).
-func (in *inspector) watchStream(ctx context.Context, s *clients.Session) (died bool) {
+func (in *inspector) watchStream(ctx context.Context, s *wire.Session) (died bool) {
 	rs := in.openStream(ctx, s, "")
 	if !rs.stream() {
 		return in.diedOfTTL(ctx, s)
@@ -91,7 +92,7 @@ func (in *inspector) watchStream(ctx context.Context, s *clients.Session) (died 
 
 // diedOfTTL says, with a declared TTL, that s is refused as dead: the pings that keep it alive
 // did not (a loaded machine or server). Without one, a death is the server's regime.
-func (in *inspector) diedOfTTL(ctx context.Context, s *clients.Session) bool {
+func (in *inspector) diedOfTTL(ctx context.Context, s *wire.Session) bool {
 	if in.o.TTL <= 0 {
 		return false
 	}
@@ -120,7 +121,7 @@ func (in *inspector) keepaliveSeen(opened time.Time, seen []arrival, closedMS *i
 
 // readIdle reads an idle stream until it ends, sending what counts as a keepalive and
 // answering server requests; it closes arrivals when the stream ends.
-func (in *inspector) readIdle(ctx context.Context, s *clients.Session, body io.Reader, arrivals chan<- arrival) {
+func (in *inspector) readIdle(ctx context.Context, s *wire.Session, body io.Reader, arrivals chan<- arrival) {
 	defer close(arrivals)
 	send := func(kind string) {
 		select {
@@ -129,7 +130,7 @@ func (in *inspector) readIdle(ctx context.Context, s *clients.Session, body io.R
 		}
 	}
 	sniff := &commentSniffer{r: body, comment: func() { send(keepaliveComment) }}
-	for ev, err := range clients.ReadEvents(sniff, maxEvent) {
+	for ev, err := range wire.ReadEvents(sniff, maxEvent) {
 		if err != nil {
 			return
 		}
@@ -157,7 +158,7 @@ func (in *inspector) readIdle(ctx context.Context, s *clients.Session, body io.R
 
 // keepSessionAlive pings s every third of the declared TTL until stopped; without a TTL it
 // does nothing.
-func (in *inspector) keepSessionAlive(ctx context.Context, s *clients.Session) (stop func()) {
+func (in *inspector) keepSessionAlive(ctx context.Context, s *wire.Session) (stop func()) {
 	if in.o.TTL <= 0 {
 		return func() {}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/refserver"
 )
@@ -28,7 +28,7 @@ func inspectURL(t *testing.T, u *url.URL, ttl time.Duration) *Fingerprint {
 }
 
 func inspectOnce(u *url.URL, ttl time.Duration) (*Fingerprint, error) {
-	return Inspect(context.Background(), Options{Conn: clients.Conn{URL: u}, TTL: ttl, Idle: 500 * time.Millisecond, Timeout: 5 * time.Second})
+	return Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, TTL: ttl, Idle: 500 * time.Millisecond, Timeout: 5 * time.Second})
 }
 
 func peerURL(t *testing.T, start func(testing.TB, peers.Options) *peers.Server) (*url.URL, *peers.Server) {
@@ -168,7 +168,7 @@ func TestToolCallAnswersServerRequests(t *testing.T) {
 	for _, start := range []func(testing.TB, peers.Options) *peers.Server{peers.GoSDK, peers.TS} {
 		u, srv := peerURL(t, start)
 		t.Run(srv.Name, func(t *testing.T) {
-			in, err := newInspector(Options{Conn: clients.Conn{URL: u}, Timeout: 5 * time.Second})
+			in, err := newInspector(Options{Conn: wire.Conn{URL: u}, Timeout: 5 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // cursorsPerTrial bounds how many cursors of a trail one replay trial tries: the first to
@@ -25,7 +25,7 @@ type replayTrial struct {
 // got on the same dead session. A refusal is "no"; a 200 is "yes" when it delivered events of
 // the trail, or when the same session's GET without a cursor is refused (the cursor alone won
 // the 200); a 200 otherwise, a 405 or no answer leave it unknown.
-func (in *inspector) replayDead(ctx context.Context, s *clients.Session, t *trail, plainGet *int) replayTrial {
+func (in *inspector) replayDead(ctx context.Context, s *wire.Session, t *trail, plainGet *int) replayTrial {
 	var out replayTrial
 	for _, c := range t.cursors(cursorsPerTrial) {
 		st, got, ok := in.replayFrom(ctx, s, t, c)
@@ -118,7 +118,7 @@ func (in *inspector) replayWait() time.Duration { return min(in.o.Timeout, 2*tim
 // than c that it delivered, in whatever order (waiting until all came, the stream ended, or
 // replayWait passed). ok is false when the GET got no usable answer (transport failure, or a
 // 200 that is not a stream: noted).
-func (in *inspector) replayFrom(ctx context.Context, s *clients.Session, t *trail, c string) (int, []string, bool) {
+func (in *inspector) replayFrom(ctx context.Context, s *wire.Session, t *trail, c string) (int, []string, bool) {
 	rs := in.openStream(ctx, s, c)
 	if rs == nil || rs.garbage != "" {
 		return 0, nil, false

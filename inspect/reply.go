@@ -10,9 +10,10 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/mcpwire"
 )
 
@@ -53,7 +54,7 @@ func (r *reply) refused() bool {
 // response to it, answering any server request that comes first. It returns nil when the
 // request failed in transport before any status (noted). An SSE reply cut by ctx keeps the ids
 // that came before the cut.
-func (in *inspector) exchange(ctx context.Context, s *clients.Session, id int, method string, params any) *reply {
+func (in *inspector) exchange(ctx context.Context, s *wire.Session, id int, method string, params any) *reply {
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
@@ -103,9 +104,9 @@ func (in *inspector) exchange(ctx context.Context, s *clients.Session, id int, m
 }
 
 // readSSEReply reads an SSE reply until the response to id, within maxReplyEvents events.
-func (in *inspector) readSSEReply(ctx context.Context, s *clients.Session, body io.Reader, id int, r *reply) {
+func (in *inspector) readSSEReply(ctx context.Context, s *wire.Session, body io.Reader, id int, r *reply) {
 	n := 0
-	for ev, err := range clients.ReadEvents(body, maxEvent) {
+	for ev, err := range wire.ReadEvents(body, maxEvent) {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.violation = "the SSE reply broke off: " + err.Error()
@@ -135,7 +136,7 @@ func (in *inspector) readSSEReply(ctx context.Context, s *clients.Session, body 
 
 // serverMessage handles a server request or notification that came on a stream, answering a
 // request; it reports false when data is neither (a response, or garbage).
-func (in *inspector) serverMessage(ctx context.Context, s *clients.Session, data []byte) bool {
+func (in *inspector) serverMessage(ctx context.Context, s *wire.Session, data []byte) bool {
 	m, err := mcpwire.Decode(data)
 	if err != nil {
 		return false
@@ -184,7 +185,7 @@ func checkResponse(data []byte, id int) (json.RawMessage, *jsonrpc.Error, string
 
 // answerServer answers a server request: ping and roots/list (no roots) are served; the
 // rest (sampling, elicitation, ...) get an error, since inspect advertises no capability.
-func (in *inspector) answerServer(ctx context.Context, s *clients.Session, req *jsonrpc.Request) {
+func (in *inspector) answerServer(ctx context.Context, s *wire.Session, req *jsonrpc.Request) {
 	in.mu.Lock()
 	if in.fp.ServerRequests == nil {
 		in.fp.ServerRequests = map[string]int{}

@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 )
 
@@ -91,7 +92,7 @@ func TestSlowAnswerIsTriedAgain(t *testing.T) {
 func TestKeepaliveWatchOutlivesADeadSession(t *testing.T) {
 	const sessionTTL = 2 * time.Second // long enough for the pings every third of it, loaded
 	u := sdkServer(t, &mcp.StreamableHTTPOptions{SessionTimeout: sessionTTL})
-	in, err := newInspector(Options{Conn: clients.Conn{URL: u}, TTL: sessionTTL, Idle: 300 * time.Millisecond, Timeout: 5 * time.Second})
+	in, err := newInspector(Options{Conn: wire.Conn{URL: u}, TTL: sessionTTL, Idle: 300 * time.Millisecond, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

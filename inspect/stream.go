@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // rawStream is a GET stream as the server answered it, read in one of a few ways.
@@ -31,7 +31,7 @@ func (rs *rawStream) stream() bool {
 
 // openStream sends a GET as s (with cursor, if any) and returns once headers are in; nil when
 // it failed in transport (noted). A 200 that is not an SSE stream is noted as a violation.
-func (in *inspector) openStream(ctx context.Context, s *clients.Session, cursor string) *rawStream {
+func (in *inspector) openStream(ctx context.Context, s *wire.Session, cursor string) *rawStream {
 	rctx, cancel := context.WithCancel(ctx)
 	headers := time.AfterFunc(in.o.Timeout, cancel)
 	resp, err := s.Do(rctx, http.MethodGet, cursor, nil)
@@ -73,7 +73,7 @@ func (rs *rawStream) close() {
 func (rs *rawStream) hold() {
 	go func() {
 		defer rs.ended.Store(true)
-		for ev, err := range clients.ReadEvents(rs.resp.Body, maxEvent) {
+		for ev, err := range wire.ReadEvents(rs.resp.Body, maxEvent) {
 			if err != nil {
 				return
 			}
@@ -89,14 +89,14 @@ func (rs *rawStream) open() bool { return rs != nil && !rs.ended.Load() }
 
 // events yields the stream's events to keep until it ends, keep says stop, or wait passes;
 // the stream is closed afterwards.
-func (rs *rawStream) events(wait time.Duration, keep func(clients.Event) bool) {
+func (rs *rawStream) events(wait time.Duration, keep func(wire.Event) bool) {
 	done := make(chan struct{})
 	timer := time.AfterFunc(wait, func() { rs.close() })
 	defer timer.Stop()
 	go func() {
 		defer close(done)
 		n := 0
-		for ev, err := range clients.ReadEvents(rs.resp.Body, maxEvent) {
+		for ev, err := range wire.ReadEvents(rs.resp.Body, maxEvent) {
 			if n++; err != nil || n > maxReplyEvents {
 				return
 			}
@@ -115,7 +115,7 @@ func (rs *rawStream) events(wait time.Duration, keep func(clients.Event) bool) {
 // ids returns up to n distinct event ids (priming events included) that arrive within wait.
 func (rs *rawStream) ids(n int, wait time.Duration) []string {
 	var ids []string
-	rs.events(wait, func(ev clients.Event) bool {
+	rs.events(wait, func(ev wire.Event) bool {
 		if ev.Cursor != "" && (len(ids) == 0 || ids[len(ids)-1] != ev.Cursor) {
 			ids = append(ids, ev.Cursor)
 		}
@@ -128,7 +128,7 @@ func (rs *rawStream) ids(n int, wait time.Duration) []string {
 // once enough says so.
 func (rs *rawStream) dataIDs(wait time.Duration, enough func([]string) bool) []string {
 	var ids []string
-	rs.events(wait, func(ev clients.Event) bool {
+	rs.events(wait, func(ev wire.Event) bool {
 		if ev.Data != "" {
 			ids = append(ids, ev.Cursor)
 		}

@@ -5,8 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/mcpchaos/mcpchaos/clients"
 )
 
 // The arguments inspect sends a tool are a valid instance of its inputSchema, as the schema
@@ -32,7 +33,7 @@ func TestMinimalArgsAreValid(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", schema, err)
 		}
-		args := clients.MinimalInstance(&s)
+		args := fleet.MinimalInstance(&s)
 		// Round-trip through JSON: the server sees JSON, not Go values.
 		data, _ := json.Marshal(args)
 		var instance any

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/gate"
 )
 
@@ -97,7 +99,7 @@ type Phase struct {
 func (p Phase) End() time.Duration { return p.Start + p.Duration }
 
 // GroupSpec is what a workload says about one client group: a set of identical simulated
-// clients sharing one fault proxy. (clients.Fleet runs it; results.Group is its exported numbers.)
+// clients sharing one fault proxy. (fleet.Fleet runs it; results.Group is its exported numbers.)
 type GroupSpec struct {
 	Name           string        // unique, [a-z0-9_-]+: it names a proxy and a result column
 	Clients        int           // 1..100000
@@ -117,7 +119,7 @@ type GroupSpec struct {
 	Arguments        map[string]any
 	NoProgressTokens bool                       // progress_tokens: false; tool calls carry _meta.progressToken by default
 	LogLevel         string                     // sent with logging/setLevel; "" = none
-	Roots            []clients.Root             // offered and answered to roots/list; nil = none
+	Roots            []wire.Root                // offered and answered to roots/list; nil = none
 	ServerReplies    map[string]json.RawMessage // scripted results for sampling and elicitation
 	// ToolWhere and ArgumentsWhere are file:line:col of the group's `tool` and `arguments`
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
@@ -167,9 +169,9 @@ func (f Fault) AppliesTo(group string) bool {
 // The closed sets of values a workload may use. Each list lives here once;
 // the first entry of a list with a default is that default.
 const (
-	PolicyNaive = clients.PolicyNaive
-	PolicyProbe = clients.PolicyProbe
-	PolicyGoSDK = clients.ClientGoSDK // sessions of the official Go SDK's client
+	PolicyNaive = policy.NameNaive
+	PolicyProbe = policy.NameProbe
+	PolicyGoSDK = policy.ClientGoSDK // sessions of the official Go SDK's client
 
 	GetPermissive = "permissive"
 	GetStrict     = "strict"
@@ -179,10 +181,10 @@ const (
 )
 
 var (
-	policies      = clients.PolicyNames() // the client name lists are defined once, in clients
-	probes        = clients.ProbeMethods()
-	tools         = clients.ReferenceTools()
-	protocols     = clients.Protocols()
+	policies      = policy.Names() // the client name lists are defined once, in clients
+	probes        = policy.ProbeMethods()
+	tools         = fleet.ReferenceTools()
+	protocols     = wire.Protocols()
 	getValidation = []string{GetPermissive, GetStrict}
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}

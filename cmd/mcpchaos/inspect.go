@@ -8,9 +8,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/spf13/cobra"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -88,7 +89,7 @@ could not; 2 for bad flags.`,
 	f.DurationVar(&o.TTL, "ttl", 0, "the server's session TTL: wait past it to see a TTL death and whether an open stream holds a session")
 	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")
-	f.StringVar(&o.Protocol, "protocol", clients.Protocol20251125, "the session-family protocol version to offer")
+	f.StringVar(&o.Protocol, "protocol", wire.Protocol20251125, "the session-family protocol version to offer")
 	f.StringVar(&o.Tool, "tool", "", "the tool to call (with a progress token) for event ids; default: up to three picked from tools/list")
 	f.StringVar(&toolArgs, "tool-args", "", "the --tool's arguments as a JSON object; default: a minimal valid instance of its inputSchema")
 	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)
@@ -146,13 +147,13 @@ func parseToolArgs(tool, text string) (map[string]any, error) {
 
 // inspectConn says how to reach the server: TLS trust and the headers (expanded from the
 // environment).
-func inspectConn(u *url.URL, caFile string, insecure, http2 bool, headers []string) (clients.Conn, error) {
-	c := clients.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
+func inspectConn(u *url.URL, caFile string, insecure, http2 bool, headers []string) (wire.Conn, error) {
+	c := wire.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
 	if caFile != "" {
 		if insecure {
 			return c, usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
 		}
-		pool, err := clients.LoadCAFile(caFile)
+		pool, err := wire.LoadCAFile(caFile)
 		if err != nil {
 			return c, usagef("--ca-file: %v", err)
 		}

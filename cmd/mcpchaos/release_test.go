@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/mcpchaos/mcpchaos/clients"
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/internal/redistest"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -218,7 +219,7 @@ func TestRollingDeployFast(t *testing.T) {
 			if pc["misattributed_errors"] != 0 || pc["replays_ok"] < 5 || pc["events_quarantined"] < 5 || pc["sessions_dead_detected"] < 5 {
 				t.Errorf("probe: %v", pc)
 			}
-			// Stale means replayed after the death (clients.Client.apply): probe never applies one.
+			// Stale means replayed after the death (fleet.Client.apply): probe never applies one.
 			if pc["stale_events_applied"] != 0 {
 				t.Errorf("probe applied %d stale events (naive %d)", pc["stale_events_applied"], nc["stale_events_applied"])
 			}
@@ -298,7 +299,7 @@ func TestInspectClusterFrontDoor(t *testing.T) {
 	}
 	defer inst.Close()
 	u, _ := url.Parse(inst.URL)
-	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: clients.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
+	fp, err := inspect.Inspect(context.Background(), inspect.Options{Conn: wire.Conn{URL: u}, TTL: time.Second, Idle: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

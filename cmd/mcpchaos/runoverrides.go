@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpchaos/mcpchaos/clients"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/inspect"
 )
@@ -61,8 +61,8 @@ func (gf *groupFlags) options() ([]engine.PlanOption, error) {
 		}
 	}
 	if gf.set("probe") {
-		if !slices.Contains(clients.ProbeMethods(), gf.probe) {
-			return nil, usagef("--probe %q: want one of %s", gf.probe, strings.Join(clients.ProbeMethods(), ", "))
+		if !slices.Contains(policy.ProbeMethods(), gf.probe) {
+			return nil, usagef("--probe %q: want one of %s", gf.probe, strings.Join(policy.ProbeMethods(), ", "))
 		}
 		o.Probe = gf.probe
 	}

@@ -1,0 +1,289 @@
+package fleet_test
+
+import (
+	"context"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/internal/peers"
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+// The seed incident against real servers of three SDKs (the official Go SDK, mcp-go, the
+// TypeScript SDK under node), as seed-incident-fast runs it, with a short session TTL:
+// sessions make tool calls (report_progress, arguments built from its inputSchema, with a
+// progress token, so the server streams its reply with event ids and asks the client a ping),
+// the servers notify every session on its GET stream, a load-balancer idle timeout drops the
+// streams while the sessions live, then the proxy goes down while the TTL runs out, and calls
+// resume after it. Bounds and orderings only: the machine is loaded.
+
+const interopTTL = 1500 * time.Millisecond
+
+// interopRun runs the naive, probe and gosdk groups against u and returns their counters.
+func interopRun(t *testing.T, u string) map[string]*groupResult {
+	t.Helper()
+	target, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj, err := faults.NewEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	ctx := context.Background()
+	// The outage outlasts the TTL and mcp-go's sweep (up to a second after it) by 1.5s, so
+	// every session is dead, in truth and in the estimate, when the proxy comes back.
+	quietFrom, callsFrom, end := time.Second, time.Second+interopTTL+3500*time.Millisecond, time.Second+interopTTL+5500*time.Millisecond
+	// Calls stop 700ms before the end, so none is cut by the end of the run (the server would
+	// count the ping it was asking then as unanswered).
+	calls := func(el time.Duration) bool { return el < quietFrom || el >= callsFrom && el < end-700*time.Millisecond }
+	results := map[string]*groupResult{}
+	var fleets []*fleet.Fleet
+	var names []string
+	for _, name := range []string{policy.NameNaive, policy.NameProbe, policy.ClientGoSDK} {
+		listen, err := inj.AddProxy(ctx, name, target.Host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc, err := wire.NewHTTPClient(wire.Conn{URL: target, Dial: listen, MaxConns: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := &wire.Endpoint{URL: u, HTTP: hc, Protocol: wire.Protocol20251125, RequestTimeout: 3 * time.Second,
+			MaxBody: 1 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos-" + name}
+		pol, err := policy.New(name, policy.Config{Retries: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := metrics.NewRecorder(name, name, 8)
+		f := fleet.New(fleet.GroupConfig{
+			Name: name, Clients: 8, Ramp: 300 * time.Millisecond, Policy: pol, Probe: "ping",
+			DeadStatuses: []int{404, 410}, RetryBackoff: 20 * time.Millisecond, CallEvery: 300 * time.Millisecond,
+			Tool: "report_progress", Concurrency: 2, LogLevel: "info",
+			Roots:          []wire.Root{{URI: "file:///srv/app", Name: "app"}},
+			ReconnectDelay: 50 * time.Millisecond, ReconnectMax: 500 * time.Millisecond,
+		}, ep, rec, truth.NewEstimated(interopTTL), calls)
+		fleets = append(fleets, f)
+		names = append(names, name)
+		results[name] = &groupResult{rec: rec, fleet: f}
+	}
+	start := time.Now()
+	runCtx, cancel := context.WithDeadline(ctx, start.Add(end))
+	defer cancel()
+	sched := make(chan error, 1)
+	go func() {
+		sched <- faults.RunSchedule(runCtx, inj, start, []faults.Scheduled{
+			{Fault: faults.Toxic{Name: "lb", Type: "idle_timeout", Attributes: map[string]any{"timeout": 100}},
+				Proxies: names, At: 1200 * time.Millisecond, For: 400 * time.Millisecond},
+			{Fault: faults.Toxic{Name: "restart", Type: faults.TypeDown},
+				Proxies: names, At: 1800 * time.Millisecond, For: callsFrom - 1800*time.Millisecond - 300*time.Millisecond},
+		}, nil)
+	}()
+	done := make(chan struct{}, len(fleets))
+	for _, f := range fleets {
+		go func() { f.Run(runCtx, start); done <- struct{}{} }()
+	}
+	for range fleets {
+		<-done
+	}
+	if err := <-sched; err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		r := results[name]
+		r.snap = r.rec.Snapshot()
+		t.Logf("%-6s %s report %+v", name, r, r.fleet.Report())
+	}
+	return results
+}
+
+type groupResult struct {
+	rec   *metrics.Recorder
+	fleet *fleet.Fleet
+	snap  *metrics.Snapshot
+}
+
+func (g *groupResult) c(m metrics.Counter) int64 { return g.snap.Counter(m) }
+
+func (g *groupResult) String() string {
+	s := ""
+	for _, m := range metrics.Counters() {
+		if n := g.snap.Counter(m); n != 0 {
+			s += m.String() + "=" + itoa(n) + " "
+		}
+	}
+	for k := range metrics.ErrOther + 1 {
+		if n := g.snap.Errors[k]; n != 0 {
+			s += "err." + k.String() + "=" + itoa(n) + " "
+		}
+	}
+	return s
+}
+
+func itoa(n int64) string {
+	b := []byte{}
+	if n == 0 {
+		return "0"
+	}
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// every group, on every server: tool calls succeed outside the dead windows, tool results are
+// not tool errors, no reply broke the protocol, server requests are answered, and the server
+// has none left unanswered.
+func checkCommon(t *testing.T, srv *peers.Server, rs map[string]*groupResult) {
+	t.Helper()
+	for name, r := range rs {
+		if r.c(metrics.ToolCallsOK) == 0 {
+			t.Errorf("%s: no tool call succeeded", name)
+		}
+		if n := r.c(metrics.ToolErrors); n != 0 {
+			t.Errorf("%s: %d tool errors (arguments from the inputSchema refused?)", name, n)
+		}
+		if n := r.snap.Errors[metrics.ErrProtocol]; n != 0 {
+			t.Errorf("%s: %d protocol errors: %v", name, n, r.fleet.Report().ErrorSamples)
+		}
+		if n := r.c(metrics.SessionsDead); n == 0 {
+			t.Errorf("%s: no session death run into, though sessions idled past the TTL", name)
+		}
+	}
+	for _, name := range []string{policy.NameNaive, policy.NameProbe} {
+		if srv.Name != "mcp-go" && srv.Name != "mcp-go-retained" && rs[name].c(metrics.ServerRequests) == 0 {
+			t.Errorf("%s: answered no server request, though the server pings in every call", name)
+		}
+	}
+	st := srv.Stats()
+	t.Logf("server %s: %+v", srv.Name, st)
+	// A fault may cut a call's stream between the server's request and its answer (the machine
+	// is loaded: calls run long); a client that does not answer leaves them all unanswered.
+	if st.Unanswered*20 > st.ServerRequests {
+		t.Errorf("the server logged %d of its %d requests to mcpchaos unanswered", st.Unanswered, st.ServerRequests)
+	}
+}
+
+func TestInteropRetainedLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interop test: runs the seed incident for 8s")
+	}
+	srv := peers.MCPGoRetained(t, peers.Options{SessionTTL: interopTTL, Notify: 250 * time.Millisecond})
+	rs := interopRun(t, srv.URL)
+	checkCommon(t, srv, rs)
+	naive, probe := rs[policy.NameNaive], rs[policy.NameProbe]
+	// The seed's cascade for naive: the replay of a dead session answers 200 from the log,
+	// its events are applied, and the 404s of the next calls are blamed on the tool.
+	for _, m := range []metrics.Counter{metrics.ReplaysOK, metrics.StaleEventsApplied, metrics.MisattributedErrors} {
+		if naive.c(m) == 0 {
+			t.Errorf("naive: %s is 0", m)
+		}
+	}
+	// Its prevention for probe: probes after replays, the dead session's events quarantined,
+	// nothing blamed on the tool, nothing stale applied.
+	for _, m := range []metrics.Counter{metrics.ProbesSent, metrics.EventsQuarantined} {
+		if probe.c(m) == 0 {
+			t.Errorf("probe: %s is 0", m)
+		}
+	}
+	for _, m := range []metrics.Counter{metrics.MisattributedErrors, metrics.StaleEventsApplied} {
+		if n := probe.c(m); n != 0 {
+			t.Errorf("probe: %s is %d", m, n)
+		}
+	}
+}
+
+// Servers whose GET validates the session: the deaths are detected at the replay.
+func TestInteropValidatingGET(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interop test: runs the seed incident for 8s per server")
+	}
+	for _, start := range []func(testing.TB, peers.Options) *peers.Server{peers.GoSDK, peers.TS} {
+		srv := start(t, peers.Options{SessionTTL: interopTTL, Notify: 250 * time.Millisecond})
+		t.Run(srv.Name, func(t *testing.T) {
+			rs := interopRun(t, srv.URL)
+			checkCommon(t, srv, rs)
+			for _, name := range []string{policy.NameNaive, policy.NameProbe} {
+				r := rs[name]
+				if r.c(metrics.ReplaysDead) == 0 || r.c(metrics.SessionsDeadDetected) == 0 {
+					t.Errorf("%s: replays_dead %d, detected %d: the deaths were not seen at the replay", name, r.c(metrics.ReplaysDead), r.c(metrics.SessionsDeadDetected))
+				}
+			}
+			if n := rs[policy.NameProbe].c(metrics.MisattributedErrors); n != 0 {
+				t.Errorf("probe: %d misattributed", n)
+			}
+			if rs[policy.ClientGoSDK].c(metrics.Drops) == 0 {
+				t.Errorf("gosdk: no drop seen, though its streams were cut")
+			}
+		})
+	}
+}
+
+// mcp-go with its own event log purged with the session: the cursor is unknown after the
+// death, and its GET re-creates a session under a dead id; probe still finds every death.
+func TestInteropPurgedLog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interop test: runs the seed incident for 8s")
+	}
+	srv := peers.MCPGo(t, peers.Options{SessionTTL: interopTTL, Notify: 250 * time.Millisecond})
+	rs := interopRun(t, srv.URL)
+	checkCommon(t, srv, rs)
+	probe := rs[policy.NameProbe]
+	// (Stale events are not asserted here: mcp-go ends a session up to a second after its TTL,
+	// and an event it sends meanwhile counts as stale by the estimate.)
+	if probe.c(metrics.SessionsDeadDetected) == 0 || probe.c(metrics.MisattributedErrors) != 0 {
+		t.Errorf("probe: detected %d, misattributed %d", probe.c(metrics.SessionsDeadDetected), probe.c(metrics.MisattributedErrors))
+	}
+}
+
+// The gosdk group sees every request the SDK sends, its first GET included (the SDK opens it
+// inside Connect, before Connect returns the session): cutting that stream is a drop.
+func TestGoSDKFirstStreamObserved(t *testing.T) {
+	srv := peers.GoSDK(t, peers.Options{SessionTTL: time.Minute})
+	target, _ := url.Parse(srv.URL)
+	inj, err := faults.NewEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Close()
+	ctx := context.Background()
+	listen, err := inj.AddProxy(ctx, "sdk", target.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := wire.NewHTTPClient(wire.Conn{URL: target, Dial: listen, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := &wire.Endpoint{URL: srv.URL, HTTP: hc, Protocol: wire.Protocol20251125, RequestTimeout: 3 * time.Second,
+		MaxBody: 1 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos-sdk"}
+	rec := metrics.NewRecorder("sdk", policy.ClientGoSDK, 1)
+	f := fleet.New(fleet.GroupConfig{Name: "sdk", Clients: 1, Tool: "lookup_order", CallEvery: time.Hour,
+		DeadStatuses: []int{404}, ReconnectDelay: 50 * time.Millisecond, ReconnectMax: 200 * time.Millisecond},
+		ep, rec, truth.NewEstimated(time.Minute), func(time.Duration) bool { return false })
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { f.Run(runCtx, time.Now()); close(done) }()
+	defer func() { cancel(); <-done }()
+	// Wait (bounded) until the session is live: Connect has returned, its first GET is open.
+	for deadline := time.Now().Add(10 * time.Second); rec.Get(metrics.SessionsStarted) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no session within 10s")
+		}
+	}
+	if err := inj.AddToxic(ctx, "sdk", faults.Toxic{Name: "cut", Type: faults.TypeDown}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); rec.Get(metrics.Drops) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the SDK's first GET stream was cut, and no drop was counted")
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+)
+
+func drain(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
+	body.Close()
+}
+
+func snippet(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, 256))
+	return string(b)
+}
+
+// StatusError is an HTTP status that is not a success.
+type StatusError struct {
+	Status int
+	Body   string
+	RPC    *jsonrpc.Error
+}
+
+func (e *StatusError) Error() string {
+	if e.RPC != nil {
+		return fmt.Sprintf("HTTP %d, JSON-RPC error %d: %s", e.Status, e.RPC.Code, e.RPC.Message)
+	}
+	return "HTTP " + strconv.Itoa(e.Status) + " " + e.Body
+}
+
+// ProtocolError is a reply that breaks the transport's rules.
+type ProtocolError struct{ Msg string }
+
+func (e *ProtocolError) Error() string { return "protocol: " + e.Msg }
+
+// BadSessionIDError is a session id the client refuses to send back.
+type BadSessionIDError struct{ Reason string }
+
+func (e *BadSessionIDError) Error() string { return "bad session id: " + e.Reason }
+
+// TooLargeError is a body or event over its cap.
+type TooLargeError struct {
+	What  string
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s larger than its cap of %d bytes", e.What, e.Limit)
+}
+
+// ClassifyRead names the error of a stream read: an event over maxEvent bytes is a
+// TooLargeError.
+func ClassifyRead(err error, maxEvent int) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &TooLargeError{What: "SSE event", Limit: int64(maxEvent)}
+	}
+	return err
+}
+
+// Kind classifies an error for the export's error counts.
+func Kind(err error) metrics.ErrorKind {
+	var (
+		pe *ProtocolError
+		te *TooLargeError
+		se *StatusError
+		re *RedirectError
+		be *BadSessionIDError
+		ne net.Error
+	)
+	switch {
+	case errors.As(err, &re):
+		return metrics.ErrRedirect
+	case errors.As(err, &be):
+		return metrics.ErrBadSessionID
+	case errors.As(err, &te):
+		return metrics.ErrTooLarge
+	case errors.As(err, &pe):
+		return metrics.ErrProtocol
+	case errors.As(err, &se):
+		return metrics.ErrStatus
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return metrics.ErrTimeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return metrics.ErrConnect
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.EPIPE):
+		return metrics.ErrReset
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		return metrics.ErrConnect
+	}
+	if strings.Contains(err.Error(), "server response headers exceeded") {
+		return metrics.ErrTooLarge // net/http's MaxResponseHeaderBytes; its error is not exported
+	}
+	return metrics.ErrOther
+}

@@ -1,0 +1,89 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"mime"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Stream is an open GET stream.
+type Stream struct {
+	Status int
+	Body   string // start of the body when Status is not 200
+	resp   *http.Response
+	cancel context.CancelFunc
+	retry  atomic.Int64
+}
+
+// OpenStream sends the GET for the session's standalone stream, with Last-Event-ID when cursor
+// is not empty (a replay). It returns once the response headers are in; a non-200 stream
+// carries the status and is already closed. ctx ends the stream.
+func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error) {
+	if s.Stateless {
+		// The stateless revision has no GET stream; its servers answer 405, so answer that
+		// without asking.
+		return &Stream{Status: http.StatusMethodNotAllowed, cancel: func() {}}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.ep.URL, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	s.headers(req)
+	if cursor != "" {
+		req.Header.Set("Last-Event-ID", cursor)
+	}
+	// The request timeout bounds the wait for headers only; an open stream may idle for long.
+	headers := time.AfterFunc(s.ep.RequestTimeout, cancel)
+	resp, err := s.ep.HTTP.Do(req)
+	err = redactError(err, s.ep.HTTP)
+	if !headers.Stop() { // the wait for headers outlived the request timeout
+		if err == nil {
+			drain(resp.Body)
+		}
+		err = fmt.Errorf("GET stream: no response headers within %v: %w", s.ep.RequestTimeout, context.DeadlineExceeded)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	st := &Stream{Status: resp.StatusCode, resp: resp, cancel: cancel}
+	st.retry.Store(-1)
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
+		return st, nil
+	}
+	// Not a stream: the start of its body, for the report, within the request timeout too (a
+	// body that never comes must not hold the client).
+	body := time.AfterFunc(s.ep.RequestTimeout, cancel)
+	st.Body = snippet(resp.Body)
+	body.Stop()
+	st.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, nil
+	}
+	return st, &ProtocolError{Msg: fmt.Sprintf("GET stream has content type %q", ct)}
+}
+
+// Events yields the stream's events until it ends. The error is nil when the server closed
+// the stream cleanly.
+func (st *Stream) Events(maxEvent int) iter.Seq2[Event, error] {
+	return readEvents(st.resp.Body, maxEvent, &st.retry)
+}
+
+// Retry is the last `retry:` value the server sent on this stream, in ms, or -1.
+func (st *Stream) Retry() int64 { return st.retry.Load() }
+
+// Close ends the stream.
+func (st *Stream) Close() {
+	st.cancel()
+	if st.resp != nil {
+		st.resp.Body.Close()
+	}
+}
