@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -96,8 +97,19 @@ func (r *runner) countRunTwice() {
 
 // phaseTurns is what a group's request loops did in one phase: the turns its schedule gave
 // them, and those that passed with no live session to call on (calls_not_made).
-type phaseTurns struct {
-	Turns, NotMade int64
+type phaseTurns = fleet.PhaseTurns
+
+// shortfalls is the function below over the run's fleets.
+func (r *runner) shortfalls() []string {
+	by := make([][]phaseTurns, len(r.fleets))
+	first := make([]string, len(r.fleets))
+	for i, f := range r.fleets {
+		by[i] = f.PhaseTurns()
+		if s := f.Report().ErrorSamples; len(s) > 0 {
+			first[i] = s[0]
+		}
+	}
+	return shortfalls(r.w.Groups, r.w.Phases, by, r.tgt.pf, first)
 }
 
 // shortfalls says, a line per group and calls phase, where a group made fewer than half of the

@@ -180,6 +180,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		fatal = true
 	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); !interrupted && panicked == nil {
 		ps = append(ps, r.measuredNothing(ps)...) // measured.go
+		ps = append(ps, r.shortfalls()...)
 		if len(ps) > 0 {
 			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/fleet/problems.go)
 			fatal = true

@@ -111,6 +111,8 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		Roots: g.Roots, Replies: g.ServerReplies,
 		ReconnectDelay: 100 * time.Millisecond,
 		ReconnectMax:   time.Second,
+		Phases:         len(r.w.Phases),
+		PhaseAt:        phaseAt(r.w.Phases),
 	}
 	r.recs = append(r.recs, rec)
 	r.fleets = append(r.fleets, fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases)))
@@ -339,6 +341,18 @@ func callsOn(phases []workloads.Phase) func(time.Duration) bool {
 			}
 		}
 		return false
+	}
+}
+
+// phaseAt says, for a time since the start, which phase is in force (the last after the end).
+func phaseAt(phases []workloads.Phase) func(time.Duration) int {
+	return func(el time.Duration) int {
+		for i, p := range phases {
+			if el < p.End() {
+				return i
+			}
+		}
+		return len(phases) - 1
 	}
 }
 

@@ -70,7 +70,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 			t.Fatal(err)
 		}
 		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
-		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4}, {Phase: "quiet", StartS: 4, EndS: 10}}
+		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4, Turns: map[string]int64{"probe": 10}, CallsNotMade: map[string]int64{"probe": 1}}, {Phase: "quiet", StartS: 4, EndS: 10}}
 		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
 		e.Timeline = &Timeline{IntervalS: 1}
 		for k := range 11 {
