@@ -211,10 +211,20 @@ func (r *runner) negotiate(ctx context.Context, conn wire.Conn) (wire.Negotiated
 		}
 		return n, fmt.Errorf("target %s: %w", r.tgt.label, err)
 	}
+	only := "only "
+	if r.w.Groups[0].Protocol == wire.ProtocolStateless && n.Generation == wire.SessionFamily {
+		// The workload asks for the stateless revision (protocol: 2026-07-28), which a server
+		// may speak beside the session family (the Go SDK's and mcp-go's do).
+		if !slices.Contains(n.Supported, wire.ProtocolStateless) {
+			return n, fmt.Errorf("target %s: the workload's clients speak %s, which the server does not offer (server/discover named %q); leave protocol out to speak the session family",
+				r.tgt.label, wire.ProtocolStateless, n.Supported)
+		}
+		n.Generation, n.Protocol, only = wire.Stateless, wire.ProtocolStateless, ""
+	}
 	r.tgt.generation = n.Generation
 	if n.Generation == wire.Stateless {
 		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf(
-			"the target speaks only the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
+			"the target speaks "+only+"the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
 			n.Protocol, strings.Join(fleet.SessionOnlyMetrics(), ", ")))
 	}
 	return n, nil

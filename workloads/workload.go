@@ -184,7 +184,7 @@ var (
 	policies      = policy.Names() // the client name lists are defined once, in clients
 	probes        = policy.ProbeMethods()
 	tools         = fleet.ReferenceTools()
-	protocols     = wire.Protocols()
+	protocols     = append(wire.Protocols(), wire.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}

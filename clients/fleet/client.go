@@ -37,7 +37,8 @@ type Client struct {
 	state metrics.State
 	turns []loopTurns  // per request loop: its place on the schedule
 	sdk   *sdkClient   // the Go SDK session of a gosdk client (driver_gosdk.go); nil otherwise
-	calls atomic.Int64 // tool calls made: {{seq}} and progress tokens
+	calls   atomic.Int64 // tool calls made: {{seq}} and progress tokens
+	logical atomic.Int64 // logical calls begun: each names its retries alike (callKey)
 }
 
 func (c *Client) setState(s metrics.State) {
@@ -238,12 +239,21 @@ func (c *Client) dropLoopSession(k int, h *held) {
 // callTool sends the group's tool call with args, with a progress token unless the group
 // turned them off: a server that reports progress then answers with an SSE reply whose events
 // carry ids, which gives the session a cursor.
-func (c *Client) callTool(ctx context.Context, s *wire.Session, args any) (*wire.Reply, error) {
+//
+// call names the logical call (callKey): the same on every retry and re-issue of it.
+func (c *Client) callTool(ctx context.Context, s *wire.Session, args any, call string) (*wire.Reply, error) {
 	seq := c.calls.Add(1)
-	if c.f.cfg.NoProgressTokens {
-		return s.CallTool(ctx, c.f.tool(), args)
+	token := ""
+	if !c.f.cfg.NoProgressTokens {
+		token = fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq)
 	}
-	return s.CallToolWithProgress(ctx, c.f.tool(), args, fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq))
+	return s.CallToolAs(ctx, c.f.tool(), args, token, call)
+}
+
+// callKey names a new logical call of the client, "GROUP/CLIENT/N": what a server counting
+// executions per call (the reference server) groups its runs by.
+func (c *Client) callKey() string {
+	return fmt.Sprintf("%s/%d/%d", c.f.cfg.Name, c.idx, c.logical.Add(1))
 }
 
 // answered counts a tool call that got a result: a success, or a tool error (isError), which is

@@ -44,6 +44,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 	}
 	var first time.Time
 	lost := false
+	call := c.callKey()
 	for attempt := 1; ; attempt++ {
 		sent := time.Now()
 		if attempt == 1 {
@@ -52,7 +53,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 		if lost {
 			c.f.rec.Inc(metrics.RequestsReissued)
 		}
-		rep, err := c.callTool(ctx, h.s, args)
+		rep, err := c.callTool(ctx, h.s, args, call)
 		if ctx.Err() != nil {
 			return
 		}

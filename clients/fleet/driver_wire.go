@@ -64,12 +64,13 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 		return
 	}
 	cfg := &c.f.cfg
+	call := c.callKey()
 	for attempt := 1; ; attempt++ {
 		if h.replaced.Load() {
 			c.f.rec.Inc(metrics.ReinitCollisions)
 		}
 		sent := time.Now()
-		rep, err := c.callTool(ctx, h.s, args)
+		rep, err := c.callTool(ctx, h.s, args, call)
 		if ctx.Err() != nil {
 			return // the run is over; an interrupted call is not a failure
 		}

@@ -124,6 +124,9 @@ groups:
 	if g.Counters["tool_calls_ok"] == 0 {
 		t.Errorf("no tool call succeeded: %v %v", g.Counters, g.Errors)
 	}
+	if g.Counters["drops"] != 0 || g.Counters["sessions_dead"] != 0 {
+		t.Errorf("streams or deaths on a server without sessions (no fault was applied): %v", g.Counters)
+	}
 	for _, m := range []string{"sessions_started", "drops", "false_healthy_seconds", "detection_delay"} {
 		if exp.Run.WithheldWhy("probe", m) != results.NotApplicable {
 			t.Errorf("%s is not marked not applicable: %v", m, exp.Run.Withheld)
@@ -213,5 +216,75 @@ groups:
 	mustContain(t, out, `--tool: group probe: tool "nope" is not offered`)
 	if out, code, _ = cli(t, "run", w, "--tool", "lookup_order", "--tool-args", `{"order_id": "o-{{seq}}", "quantity": 2}`); code != exitOK {
 		t.Errorf("exit %d with valid --tool-args:\n%s", code, out)
+	}
+}
+
+// The TypeScript SDK's older examples answer 400 to a dead session. With the default
+// dead_statuses (404, 410) the probe group cannot see its sessions die and stays reconnecting
+// through the calls phase after the TTL: the run fails naming the phase and the cause; told
+// --dead-statuses as inspect advises, the run measures the story.
+func TestRunDeadSessions400(t *testing.T) {
+	srv := peers.TS400(t, peers.Options{SessionTTL: 2e9, Notify: 250e6})
+	out, code, exp := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
+	if code != exitRuntime || exp == nil {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	mustContain(t, out, "group probe: phase after-ttl:", "calls_not_made", "answered 400 to dead sessions", "--dead-statuses 404,410,400")
+	if n := group(t, exp, "probe").Counters["calls_not_made"]; n == 0 {
+		t.Errorf("calls_not_made = 0 for the probe group")
+	}
+	out, _, exp = cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s", "--dead-statuses", "400,404,410")
+	if exp == nil {
+		t.Fatalf("no export:\n%s", out)
+	}
+	if strings.Contains(out, "group probe: phase") {
+		t.Errorf("with dead_statuses [400] the probe group still missed its calls:\n%s", out)
+	}
+	if g := group(t, exp, "probe"); g.Counters["sessions_dead_detected"] == 0 {
+		t.Errorf("with dead_statuses [400] the probe group detected no death: %v", g.Counters)
+	}
+}
+
+// The Go SDK's stateless server speaks 2026-07-28 beside the session family, where it hands
+// out no session ids: the demo, which waits for a TTL, stops before it starts. A workload
+// whose clients speak 2026-07-28 (protocol:) runs it: calls cut by an outage are lost in
+// flight and re-issued, and every call the server ran twice (it counts executions per logical
+// call: a fact) was a lost request re-issued.
+func TestRunStatelessRevision(t *testing.T) {
+	srv := peers.GoSDKStateless(t, peers.Options{})
+	out, code, _ := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
+	if code != exitRuntime {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	mustContain(t, out, "keeps no sessions (it hands out no session ids)", "waits for the session TTL")
+
+	w := writeWorkload(t, `name: stateless
+target: {url: %s}
+phases:
+  - {name: calls, duration: 2500ms, calls: true}
+groups:
+  - {name: naive, clients: 4, policy: naive, call_every: 100ms, retries: 8, retry_backoff: 100ms, request_timeout: 3s,
+     protocol: 2026-07-28, tool: slow_query, arguments: {query: "q-{{seq}}", delay_ms: 400}}
+faults:
+  - {name: out, toxic: down, at: 800ms, for: 400ms}
+`, srv.URL)
+	out, _, exp := cli(t, "run", w)
+	if exp == nil {
+		t.Fatalf("no export:\n%s", out)
+	}
+	if exp.Run.Generation != "stateless" || exp.Run.NegotiatedProtocol != "2026-07-28" {
+		t.Errorf("generation %q protocol %q", exp.Run.Generation, exp.Run.NegotiatedProtocol)
+	}
+	c := group(t, exp, "naive").Counters
+	st := srv.Stats()
+	if c["requests_lost"] == 0 || c["requests_reissued"] == 0 || c["tool_calls_ok"] == 0 {
+		t.Errorf("an outage cut calls in flight, yet: %v", c)
+	}
+	if st.Duplicates == 0 || st.Duplicates > c["requests_reissued"] || st.Duplicates > c["requests_lost"] {
+		t.Errorf("the server ran %d calls twice; the run re-issued %d of %d lost: every duplicate must be a lost call re-issued",
+			st.Duplicates, c["requests_reissued"], c["requests_lost"])
+	}
+	if exp.Run.WithheldWhy("naive", "sessions_started") != results.NotApplicable {
+		t.Errorf("session figures not marked n/a: %v", exp.Run.Withheld)
 	}
 }
