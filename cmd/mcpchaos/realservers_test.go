@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,6 +134,9 @@ groups:
 		}
 	}
 	mustContain(t, out, "sessions started              n/a")
+	if !slices.Contains(exp.Run.NotObservable["probe"], "calls_run_twice") {
+		t.Errorf("calls_run_twice is not listed as not observable on a server by URL: %v", exp.Run.NotObservable)
+	}
 }
 
 // The official everything server keeps its sessions without a TTL. Told so (--session-ttl
@@ -286,5 +290,31 @@ faults:
 	}
 	if exp.Run.WithheldWhy("naive", "sessions_started") != results.NotApplicable {
 		t.Errorf("session figures not marked n/a: %v", exp.Run.Withheld)
+	}
+}
+
+// Every tool call names its logical call, so the reference server knows a call it ran twice:
+// calls whose answers an outage cut are retried after it and run again, which the export
+// counts as calls_run_twice, a fact; a server given by URL does not say, and the counter is
+// listed as not observable there.
+func TestRunCountsCallsRunTwice(t *testing.T) {
+	w := writeWorkload(t, `name: twice%.0s
+target: {builtin: {session_ttl: 1m}}
+phases:
+  - {name: calls, duration: 2500ms, calls: true}
+groups:
+  - {name: naive, clients: 4, policy: naive, tool: slow, call_every: 100ms, retries: 6, retry_backoff: 150ms}
+faults:
+  - {name: out, toxic: down, at: 800ms, for: 300ms}
+`, "")
+	out, _, exp := cli(t, "run", w)
+	if exp == nil {
+		t.Fatalf("no export:\n%s", out)
+	}
+	if n := group(t, exp, "naive").Counters["calls_run_twice"]; n == 0 {
+		t.Errorf("calls_run_twice = 0, though an outage cut slow calls in flight and they were retried: %v", group(t, exp, "naive").Counters)
+	}
+	if exp.Run.NotObservable["naive"] != nil {
+		t.Errorf("not_observable on the reference server: %v", exp.Run.NotObservable)
 	}
 }
