@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -316,5 +319,69 @@ faults:
 	}
 	if exp.Run.NotObservable["naive"] != nil {
 		t.Errorf("not_observable on the reference server: %v", exp.Run.NotObservable)
+	}
+}
+
+// A server that opens sessions but breaks every tool call (a reply under the wrong type, a
+// body that is not JSON-RPC, a connection reset mid-reply) makes a run that measured nothing:
+// it fails, naming what the server sent, instead of passing with zeros.
+func TestRunMeasuredNothing(t *testing.T) {
+	srv := peers.MCPGo(t, peers.Options{})
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		break_ func(w http.ResponseWriter)
+		want   string
+	}{
+		{"wrong content type", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+		}, `content type "text/plain"`},
+		{"not JSON-RPC", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"hello":"world"}`))
+		}, "protocol"},
+		{"reset mid-reply", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(200)
+			_, _ = w.Write([]byte("id: 1\ndata: {\"jsonrpc\":"))
+			panic(http.ErrAbortHandler) // net/http resets the connection
+		}, "reset"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodPost {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					if bytes.Contains(body, []byte(`"tools/call"`)) {
+						tc.break_(w)
+						return
+					}
+				}
+				proxy.ServeHTTP(w, r)
+			}), nil)
+			w := writeWorkload(t, `name: broken
+target: {url: %s}
+phases:
+  - {name: calls, duration: 1s, calls: true}
+groups:
+  - {name: probe, clients: 2, policy: probe, call_every: 100ms, retries: 1, retry_backoff: 10ms, tool: lookup_order, arguments: {order_id: "a", quantity: 1}}
+`, "http://"+addr+"/mcp")
+			out, code, _ := cli(t, "run", w)
+			if code != exitRuntime {
+				t.Fatalf("exit %d, want 1:\n%s", code, out)
+			}
+			mustContain(t, out, "problem: group probe:")
+			if !strings.Contains(out, "no tool call succeeded") && !strings.Contains(out, "refused by the server") {
+				t.Errorf("the problem does not say that no call succeeded:\n%s", out)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Errorf("the output does not name what the server sent (%q):\n%s", tc.want, out)
+			}
+		})
 	}
 }
