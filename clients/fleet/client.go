@@ -31,12 +31,12 @@ type Client struct {
 	f   *Fleet
 	idx int
 
-	mu    sync.Mutex
-	cur   *held   // nil while (re)initializing
-	mine  []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
-	state metrics.State
-	turns []loopTurns  // per request loop: its place on the schedule
-	sdk   *sdkClient   // the Go SDK session of a gosdk client (driver_gosdk.go); nil otherwise
+	mu      sync.Mutex
+	cur     *held   // nil while (re)initializing
+	mine    []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
+	state   metrics.State
+	turns   []loopTurns  // per request loop: its place on the schedule
+	sdk     *sdkClient   // the Go SDK session of a gosdk client (driver_gosdk.go); nil otherwise
 	calls   atomic.Int64 // tool calls made: {{seq}} and progress tokens
 	logical atomic.Int64 // logical calls begun: each names its retries alike (callKey)
 }
