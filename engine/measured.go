@@ -109,15 +109,37 @@ func (r *runner) shortfalls() []string {
 			first[i] = s[0]
 		}
 	}
-	return shortfalls(r.w.Groups, r.w.Phases, by, r.tgt.pf, first)
+	return shortfalls(r.w.Groups, r.w.Phases, disturbed(r.w), by, r.tgt.pf, first)
+}
+
+// disturbed says, per phase, whether one of the workload's own faults or actions was in force
+// during it (an action from its start to the end of the run: a restart's effects outlast the
+// command). Calls missed while the workload cuts the target are what it asked for, and how
+// long clients take to come back depends on the machine; there, only a group that stayed
+// reconnecting through the whole phase is a problem.
+func disturbed(w *workloads.Workload) []bool {
+	out := make([]bool, len(w.Phases))
+	for k, p := range w.Phases {
+		for _, f := range w.Faults {
+			end := w.Duration
+			if f.For > 0 && f.Action == nil {
+				end = f.At + f.For
+			}
+			if f.At < p.End() && end > p.Start {
+				out[k] = true
+			}
+		}
+	}
+	return out
 }
 
 // shortfalls says, a line per group and calls phase, where a group made fewer than half of the
-// phase's calls for want of a live session, or stayed reconnecting through it: the run did not
-// measure the calls it was asked to, and the likely cause is named (a dead-session status the
-// group does not know, from the preflight; else the group's first error). byPhase[i][k] is
-// group i's count in phase k.
-func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, byPhase [][]phaseTurns, pf *preflight, firstError []string) []string {
+// phase's calls for want of a live session (in a phase the workload's faults left alone), or
+// stayed reconnecting through it: the run did not measure the calls it was asked to, and the
+// likely cause is named (a dead-session status the group does not know, from the preflight;
+// else the group's first error). byPhase[i][k] is group i's count in phase k; disturbed[k]
+// says a fault or action of the workload was in force in phase k.
+func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, disturbed []bool, byPhase [][]phaseTurns, pf *preflight, firstError []string) []string {
 	var out []string
 	for i, g := range groups {
 		for k, p := range phases {
@@ -125,7 +147,7 @@ func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, byPhase 
 				continue
 			}
 			pt := byPhase[i][k]
-			if pt.Turns == 0 || 2*pt.NotMade <= pt.Turns {
+			if pt.Turns == 0 || 2*pt.NotMade <= pt.Turns || k < len(disturbed) && disturbed[k] && pt.NotMade < pt.Turns {
 				continue
 			}
 			what := fmt.Sprintf("%d of its %d turns passed with no live session to call on (calls_not_made)", pt.NotMade, pt.Turns)
