@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/metrics"
@@ -112,11 +113,15 @@ func (r *runner) shortfalls() []string {
 	return shortfalls(r.w.Groups, r.w.Phases, disturbed(r.w), by, r.tgt.pf, first)
 }
 
+// recoveryRoom is how long after a fault of the workload clients may take to come back
+// (reconnect backoff up to a second, a probe, a re-initialize) on a loaded machine: calls
+// phases that begin within it count as disturbed.
+const recoveryRoom = 2 * time.Second
+
 // disturbed says, per phase, whether one of the workload's own faults or actions was in force
-// during it (an action from its start to the end of the run: a restart's effects outlast the
-// command). Calls missed while the workload cuts the target are what it asked for, and how
-// long clients take to come back depends on the machine; there, only a group that stayed
-// reconnecting through the whole phase is a problem.
+// during it or ended less than recoveryRoom before it (an action counts to the end of the run:
+// a restart's effects outlast the command). Calls missed while the workload cuts the target
+// are what it asked for, and how long clients take to come back depends on the machine.
 func disturbed(w *workloads.Workload) []bool {
 	out := make([]bool, len(w.Phases))
 	for k, p := range w.Phases {
@@ -125,7 +130,7 @@ func disturbed(w *workloads.Workload) []bool {
 			if f.For > 0 && f.Action == nil {
 				end = f.At + f.For
 			}
-			if f.At < p.End() && end > p.Start {
+			if f.At < p.End() && end+recoveryRoom > p.Start {
 				out[k] = true
 			}
 		}
@@ -134,11 +139,13 @@ func disturbed(w *workloads.Workload) []bool {
 }
 
 // shortfalls says, a line per group and calls phase, where a group made fewer than half of the
-// phase's calls for want of a live session (in a phase the workload's faults left alone), or
-// stayed reconnecting through it: the run did not measure the calls it was asked to, and the
-// likely cause is named (a dead-session status the group does not know, from the preflight;
-// else the group's first error). byPhase[i][k] is group i's count in phase k; disturbed[k]
-// says a fault or action of the workload was in force in phase k.
+// phase's calls for want of a live session, or stayed reconnecting through it: the run did not
+// measure the calls it was asked to, and the likely cause is named (a dead-session status the
+// group does not know, from the preflight; else the group's first error). byPhase[i][k] is
+// group i's count in phase k. In a phase disturbed by the workload's own faults (disturbed[k])
+// missed calls are what was asked for, and how soon clients come back is the machine's: there
+// only a shortfall with a known cause, or a group that stayed reconnecting through a phase of
+// at least recoveryRoom, is a problem.
 func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, disturbed []bool, byPhase [][]phaseTurns, pf *preflight, firstError []string) []string {
 	var out []string
 	for i, g := range groups {
@@ -147,7 +154,10 @@ func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, disturbe
 				continue
 			}
 			pt := byPhase[i][k]
-			if pt.Turns == 0 || 2*pt.NotMade <= pt.Turns || k < len(disturbed) && disturbed[k] && pt.NotMade < pt.Turns {
+			if pt.Turns == 0 || 2*pt.NotMade <= pt.Turns {
+				continue
+			}
+			if k < len(disturbed) && disturbed[k] && !mismatch(g, pf) && (pt.NotMade < pt.Turns || p.Duration < recoveryRoom) {
 				continue
 			}
 			what := fmt.Sprintf("%d of its %d turns passed with no live session to call on (calls_not_made)", pt.NotMade, pt.Turns)
@@ -160,8 +170,14 @@ func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, disturbe
 	return out
 }
 
+// mismatch says that the server refused a session id it never issued with a status the
+// group's dead_statuses do not list (the preflight): the group cannot see its dead sessions.
+func mismatch(g workloads.GroupSpec, pf *preflight) bool {
+	return pf != nil && pf.unknownStatus != 0 && pf.unknownStatus/100 != 2 && !slices.Contains(g.DeadStatuses, pf.unknownStatus)
+}
+
 func shortfallCause(g workloads.GroupSpec, pf *preflight, firstError []string, i int) string {
-	if pf != nil && pf.unknownStatus != 0 && pf.unknownStatus/100 != 2 && !slices.Contains(g.DeadStatuses, pf.unknownStatus) {
+	if mismatch(g, pf) {
 		st := pf.unknownStatus
 		return fmt.Sprintf("likely cause: the server answered %d to dead sessions (a session id it never issued got %d), which dead_statuses %v do not list, so the clients could not tell a dead session from a failure; inspect advises dead_statuses [%d] for such a server (--dead-statuses %s)",
 			st, st, g.DeadStatuses, st, statusList(append(slices.Clone(g.DeadStatuses), st)))

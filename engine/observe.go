@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -32,6 +33,8 @@ type View struct {
 	Planned  time.Duration     // how long the run is planned to last
 	RunID    string            // the run's id, as its export records it
 	Labels   map[string]string // the run's labels (Plan.Labels)
+	// Generator reads the load generator's own figures of the last second (package generator).
+	Generator func() generator.Live
 
 	phases     []workloads.Phase
 	faultNames []string

@@ -3,6 +3,7 @@ package engine
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -46,7 +47,7 @@ func TestForgeID(t *testing.T) {
 // problem naming the phase and, when the preflight saw one, the dead status it does not know.
 func TestShortfalls(t *testing.T) {
 	groups := []workloads.GroupSpec{{Name: "naive", DeadStatuses: []int{404, 410}}, {Name: "probe", DeadStatuses: []int{404, 410}}}
-	phases := []workloads.Phase{{Name: "active", Calls: true}, {Name: "quiet"}, {Name: "after", Calls: true}}
+	phases := []workloads.Phase{{Name: "active", Calls: true}, {Name: "quiet"}, {Name: "after", Calls: true, Duration: 3 * time.Second}}
 	by := [][]phaseTurns{
 		{{Turns: 100, NotMade: 50}, {}, {Turns: 100, NotMade: 10}},        // half: not a shortfall
 		{{Turns: 100, NotMade: 10}, {Turns: 0}, {Turns: 90, NotMade: 90}}, // reconnecting through "after"
@@ -70,8 +71,15 @@ func TestShortfalls(t *testing.T) {
 	if got := shortfalls(groups, phases, []bool{false, false, true}, by, nil, nil); len(got) != 0 {
 		t.Errorf("shortfalls in a disturbed phase = %q", got)
 	}
+	if got := shortfalls(groups, phases, []bool{false, false, true}, by, &preflight{unknownStatus: 400}, nil); len(got) != 1 {
+		t.Errorf("a shortfall with a known cause in a disturbed phase: %q", got)
+	}
 	by[1][2] = phaseTurns{Turns: 90, NotMade: 90}
 	if got := shortfalls(groups, phases, []bool{false, false, true}, by, nil, nil); len(got) != 1 {
 		t.Errorf("a group reconnecting through a disturbed phase: %q", got)
+	}
+	phases[2].Duration = time.Second // too short to tell the server from the machine
+	if got := shortfalls(groups, phases, []bool{false, false, true}, by, nil, nil); len(got) != 0 {
+		t.Errorf("a group reconnecting through a short disturbed phase: %q", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -44,6 +45,7 @@ type runner struct {
 
 	id   string        // the run's id: in the export, the live metrics and the progress view
 	late time.Duration // how long after the plan's StartAt a late shard started
+	gen  *generator.Sampler
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -57,7 +59,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID()}
+	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
@@ -108,6 +110,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs.v.Start = start
 	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
+	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)
 	}
@@ -139,6 +142,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	})
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
+	wg.Go(func() { r.gen.Run(runCtx) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
@@ -195,6 +199,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return nil, err
 	}
 	exp.Timeline = tl
+	exp.Generator = generatorReport(r.gen, exp)
 	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
 	r.abortMu.Lock()
 	aborted, why := r.aborted, r.abortWhy

@@ -114,10 +114,14 @@ const (
 	// loop's schedule), not from the send: a stalled server shows as worse samples, not fewer
 	// (coordinated omission; wrk2 and HdrHistogram correct the same way).
 	ToolCallLatencyCorrected
+	// TurnLag is the request loop's own lateness: from a turn's intended start to the send of
+	// its call, when the loop was free to send. It is the load generator's figure, not the
+	// server's (package generator; docs/metrics.md, "Generator").
+	TurnLag
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag"}
 
 func (h Hist) String() string { return histNames[h] }
 
@@ -131,6 +135,7 @@ var histHelp = [numHists]string{
 	"Tool call attempt that returned a result: from the send to the result.",
 	"Stateless revision: a lost request's first send to its re-issue's result.",
 	"Tool call from its intended start (its turn on the schedule) to its result: corrected for coordinated omission.",
+	"The load generator's own lag: a request loop's turn, from its intended start to the send of its call.",
 }
 
 // Hists lists every histogram in export order.

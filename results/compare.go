@@ -11,28 +11,35 @@ import (
 // Verdicts of a compared metric.
 const (
 	VerdictSame      = "same"
-	VerdictOK        = "ok"        // moved, within tolerance (or within the baselines' spread)
-	VerdictRegressed = "regressed" // moved the bad way past the tolerance
-	VerdictImproved  = "improved"  // moved the good way past the tolerance
-	VerdictInfo      = "info"      // moved; reported only
+	VerdictOK        = "ok"        // moved, within the tolerance
+	VerdictRegressed = "regressed" // moved the bad way past the tolerance and the baselines' noise
+	VerdictImproved  = "improved"  // moved the good way past the tolerance and the noise
+	VerdictNoise     = "noise"     // moved past the tolerance, within the noise: the note says which
+	VerdictInfo      = "info"      // moved; reported only (the note says why, unless by tolerance)
 	VerdictMissing   = "no data"   // a value on one side only
+	// VerdictInconclusive: a timing row of runs of which one was generator-starved: the move
+	// is the runner's as much as the server's (docs/gate.md).
+	VerdictInconclusive = "inconclusive"
 )
 
 // Row is one compared metric of one group. With several baselines, Base is their median and
 // BaseMin and BaseMax their spread.
 type Row struct {
-	Group     string    `json:"group"`
-	Metric    string    `json:"metric"`
-	Unit      gate.Unit `json:"unit"`
-	Base      *float64  `json:"base"`
-	BaseMin   *float64  `json:"base_min,omitempty"`
-	BaseMax   *float64  `json:"base_max,omitempty"`
-	Current   *float64  `json:"current"`
-	Change    *float64  `json:"change,omitempty"`     // current - base
-	ChangePct *float64  `json:"change_pct,omitempty"` // relative to base, when base is not 0
-	Verdict   string    `json:"verdict"`
-	Tolerance string    `json:"tolerance"`
-	Note      string    `json:"note,omitempty"`
+	Group  string    `json:"group"`
+	Metric string    `json:"metric"`
+	Unit   gate.Unit `json:"unit"`
+	// Class is what the metric says about the server (hazard, load, latency, work; gate.Class);
+	// empty for threshold rows.
+	Class     gate.Class `json:"class,omitempty"`
+	Base      *float64   `json:"base"`
+	BaseMin   *float64   `json:"base_min,omitempty"`
+	BaseMax   *float64   `json:"base_max,omitempty"`
+	Current   *float64   `json:"current"`
+	Change    *float64   `json:"change,omitempty"`     // current - base
+	ChangePct *float64   `json:"change_pct,omitempty"` // relative to base, when base is not 0
+	Verdict   string     `json:"verdict"`
+	Tolerance string     `json:"tolerance"`
+	Note      string     `json:"note,omitempty"`
 }
 
 // Comparison is a current run compared with one or more baseline runs.
@@ -48,7 +55,16 @@ type Comparison struct {
 	Rows         []Row    `json:"rows"`
 	Regressions  int      `json:"regressions"`
 	Improvements int      `json:"improvements"`
-	Forced       string   `json:"forced,omitempty"` // why the runs were compared although they differ
+	// Inconclusive counts timing rows that could not be judged because a run was starved;
+	// Starved says which runs were, and how (v3 of compare's JSON).
+	Inconclusive int      `json:"inconclusive"`
+	Starved      []string `json:"starved,omitempty"`
+	// CurrentRun is "" when the current run completed and passed its own thresholds, else
+	// why not, in one line; it is the first thing compare says (CurrentRunStatus).
+	CurrentRun string `json:"current_run,omitempty"`
+	// Findings say in words what changed in the server's sessions (findings.go).
+	Findings []string `json:"findings,omitempty"`
+	Forced   string   `json:"forced,omitempty"` // why the runs were compared although they differ
 }
 
 // RunRef identifies a compared run.
@@ -133,21 +149,14 @@ func Compare(base, cur Part, tol gate.Tolerances) *Comparison {
 // runs, and the thresholds they recorded. It does not check that the runs are comparable (call
 // Comparable for each) nor that they are good (see Good).
 //
-// How a metric is judged (docs/metrics.md, "How compare judges"):
-//   - Counters, errors and ratios: against the baselines' spread. The current value regresses
-//     when it is past the largest baseline value by more than the tolerance and by more than the
-//     baselines' own range (max - min), so that noise the baselines show is never a verdict.
-//     With one baseline the range is 0 and only the tolerance counts.
-//   - Counters of a control group (a policy in ControlPolicies, e.g. naive): judged for the
-//     hazard they are there to show, not for their amount. Zero in every baseline and not zero
-//     now: the hazard appeared (regressed). Not zero in every baseline and zero now: the control
-//     no longer shows the fault (regressed: the experiment lost its power). Otherwise: info.
-//   - Latency percentiles and means: from the full histograms. Each run's percentile has a 99%
-//     confidence interval from its sample count (distribution-free, from the order statistics);
-//     the current run regresses only when the low end of its interval is past the high end of
-//     the baselines' (each baseline's value and the pooled baselines' interval) by more than
-//     the tolerance. A percentile of too few samples has an interval reaching the histogram's
-//     max and is never judged on one run's luck.
+// How a metric is judged (docs/gate.md): by its class (gate.Class) first. A load figure
+// (calls_skipped) is the runner's and never judged; overall sums the groups and is judged per
+// group; a control group (a policy in ControlPolicies, e.g. naive) is judged only on its hazard
+// outcomes, for their presence (zero in every baseline and not zero now: the hazard appeared;
+// the reverse: the control lost its power). Then hazards and work counts against the
+// baselines' spread and the tolerance, latencies against the baselines' run-to-run spread of
+// the statistic (judgeLatency). A move past the tolerance that is not judged a regression
+// says why (VerdictNoise, VerdictInfo with a note).
 func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	c := &Comparison{Current: refOf(cur.File, cur.Export)}
 	exports := make([]*Export, 0, len(bases)+1)
@@ -161,26 +170,25 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	}
 	exports = append(exports, cur.Export)
 	controls := controlGroups(cur.Export, bases)
+	c.Starved = starvedRuns(bases, cur)
+	starved := ""
+	if len(c.Starved) > 0 {
+		starved = "the runner was starved (" + strings.Join(c.Starved, "; ") + ")"
+	}
 	ms := gate.Metrics()
-	for _, name := range groupNames(exports...) {
-		var bgs []*Group
+	names := groupNames(exports...)
+	for _, name := range names {
+		x := judgeCtx{group: name, cg: cur.Export.Group(name), starved: starved, lagGrowth: lagGrowth(bases, cur)}
 		for _, b := range bases {
 			if g := b.Export.Group(name); g != nil {
-				bgs = append(bgs, g)
+				x.bgs = append(x.bgs, g)
 			}
 		}
-		cg := cur.Export.Group(name)
+		if controls[name] {
+			x.control = policyOf(name, bases, cur)
+		}
 		for _, m := range ms {
-			t := tol.For(name, m.Name)
-			row := judgeMetric(m, t, bgs, cg)
-			row.Group = name
-			switch {
-			case controls[name] && m.Counting() && m.Kind() != gate.KindErrors && !t.Info():
-				judgeControl(&row, policyOf(name, bases, cur))
-			case name == "overall" && len(controls) > 0 && m.Counting() && !t.Info() && row.Verdict != VerdictSame:
-				row.Verdict = VerdictInfo
-				row.Note = "sums control groups (" + joinKeys(controls) + "): judged per group"
-			}
+			row := judgeMetric(m, tol.For(name, m.Name), x)
 			if why := withheldIn(exports, name, m.Name); why != "" {
 				row.Verdict, row.Note = VerdictInfo, "withheld ("+why+"): not judged"
 			}
@@ -189,6 +197,8 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 		}
 	}
 	c.compareThresholds(bases, cur.Export)
+	c.CurrentRun = CurrentRunStatus(cur.Export)
+	c.Findings = findings(c)
 	return c
 }
 
@@ -202,6 +212,61 @@ func withheldIn(exports []*Export, group, metric string) string {
 	}
 	return ""
 }
+
+// lagGrowth is how much the current run's generator timer lag p99 (µs) exceeds the worst
+// baseline's; 0 when it does not, or when a run has no generator section.
+func lagGrowth(bases []Part, cur Part) float64 {
+	if cur.Export.Generator == nil {
+		return 0
+	}
+	worst := 0.0
+	for _, b := range bases {
+		if b.Export.Generator == nil {
+			return 0
+		}
+		worst = max(worst, b.Export.Generator.TimerLag.P99US)
+	}
+	return max(0, cur.Export.Generator.TimerLag.P99US-worst)
+}
+
+// starvedRuns names the runs whose load generator was starved past its bound, and how.
+func starvedRuns(bases []Part, cur Part) []string {
+	var out []string
+	if why := cur.Export.Generator.Why(); why != "" {
+		out = append(out, "current "+why)
+	}
+	for _, b := range bases {
+		if why := b.Export.Generator.Why(); why != "" {
+			out = append(out, b.File+" "+why)
+		}
+	}
+	return out
+}
+
+// CurrentRunStatus says in one line why a current run is no release's result: it did not
+// complete (an error, an interruption), a threshold aborted it, or it failed its own
+// thresholds; "" when it completed and passed them.
+func CurrentRunStatus(e *Export) string {
+	switch {
+	case e.Run.Error != "" || e.Run.Interrupted:
+		return "the current run did not complete (" + RunStatus(e) + "): its numbers are not a release's"
+	case e.Run.Aborted != "":
+		return "the current run was aborted by its own threshold (" + e.Run.Aborted + ")"
+	}
+	if n := Failed(e.Thresholds); n > 0 {
+		var failed []string
+		for _, t := range e.Thresholds {
+			if !t.Pass {
+				failed = append(failed, t.Expr+": "+t.Actual)
+			}
+		}
+		return fmt.Sprintf("the current run failed %d of its own %d thresholds (%s)", n, len(e.Thresholds), strings.Join(failed, "; "))
+	}
+	return ""
+}
+
+// Completed reports whether the current run measured to its end (no error, no interruption).
+func Completed(e *Export) bool { return e.Run.Error == "" && !e.Run.Interrupted }
 
 // ControlPolicies are the policies whose groups are controls: they are in a workload to show
 // the hazard a fault causes (policy naive believes every replay), so their counters are judged
@@ -233,28 +298,14 @@ func policyOf(group string, bases []Part, cur Part) string {
 	return ""
 }
 
-func joinKeys(m map[string]bool) string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	s := ""
-	for i, k := range ks {
-		if i > 0 {
-			s += ", "
-		}
-		s += k
-	}
-	return s
-}
-
 func (c *Comparison) count(r Row) {
 	switch r.Verdict {
 	case VerdictRegressed:
 		c.Regressions++
 	case VerdictImproved:
 		c.Improvements++
+	case VerdictInconclusive:
+		c.Inconclusive++
 	}
 }
 

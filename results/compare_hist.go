@@ -2,128 +2,89 @@ package results
 
 import (
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"math"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/gate"
 )
-
-// confidenceZ is the normal quantile of the two-sided 99% intervals compare puts around a
-// histogram statistic: a run is judged on what its samples can tell, not on one draw.
-const confidenceZ = 2.576
 
 // MinLatencyBaselines is how many baseline runs compare needs before it judges a latency: the
 // samples of one run are not independent (a stalled moment delays many calls at once), so how
-// far a percentile moves between identical runs is learnt from runs, not from one run's count.
-// Measured on the demo: two back-to-back runs differ by up to 3x in probe p50.
+// far a statistic moves between identical runs is learnt from runs, not from one run's sample
+// count. Measured on the demo: two back-to-back runs differ by up to 3x in probe p50.
 const MinLatencyBaselines = 3
 
-// interval is a range that holds a statistic's true value with 99% confidence.
-type interval struct{ lo, hi float64 }
+// BurstFactor is how far past the worst baseline a statistic of a burst histogram must go to
+// be the server's: measured on the demo, two back-to-back runs differ by up to 3x in the
+// probe p50 of 50 probes sent in one burst.
+const BurstFactor = 3.0
 
-// statInterval is the 99% confidence interval of a histogram statistic ("p" or "mean") of h.
-// For a percentile it is distribution-free: the values at the ranks q·n ± z·√(n·q·(1−q)) (the
-// order statistics' binomial interval), read from the full histogram; for the mean, the mean
-// ± z·σ/√n.
-func statInterval(h *hdrhistogram.Histogram, m gate.Metric) (interval, bool) {
-	n := float64(h.TotalCount())
-	if n == 0 {
-		return interval{}, false
-	}
-	if m.Stat() == "mean" {
-		half := confidenceZ * h.StdDev() / math.Sqrt(n)
-		return interval{h.Mean() - half, h.Mean() + half}, true
-	}
-	q := m.Percentile() / 100
-	half := confidenceZ * math.Sqrt(q*(1-q)/n)
-	lo, hi := math.Max(q-half, 0), math.Min(q+half, 1)
-	return interval{float64(h.ValueAtQuantile(lo * 100)), float64(h.ValueAtQuantile(hi * 100))}, true
-}
+// burstHists are the histograms a fault fills all at once (every client reconnects, probes
+// and learns of its session's death after the same fault): the samples of one run are not
+// independent draws.
+var burstHists = map[string]bool{"probe_latency": true, "reconnect_latency": true, "detection_delay": true, "recovery_latency": true}
 
-// pooled merges the baseline groups' histogram key into one histogram (nil if none has it).
-func pooled(bgs []*Group, key string) *hdrhistogram.Histogram {
-	var out *hdrhistogram.Histogram
+// judgeLatency judges a latency percentile or mean against the baselines' run-to-run spread of
+// that statistic: the current value regresses when it is past the worst baseline by more than
+// the tolerance and by more than the baselines differ among themselves, counted as a ratio
+// (a stall delays everything in flight, so latency moves between identical runs by factors,
+// not by amounts). The samples inside one run are never treated as independent draws.
+func judgeLatency(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Group) {
+	var vals []float64
 	for _, g := range bgs {
-		h, err := g.Histograms[key].Decoded()
-		if err != nil || h.TotalCount() == 0 {
-			continue
+		if v, ok := Value(m, g); ok {
+			vals = append(vals, v)
 		}
-		if out == nil {
-			out = metrics.NewHistogram()
-		}
-		out.Merge(h)
 	}
-	return out
-}
-
-// judgeInterval judges a latency percentile or mean: the current run's 99% interval against the
-// baselines' (each baseline's value, and the interval of all their samples pooled), with the
-// tolerance on top. Both values are present.
-func judgeInterval(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Group) {
-	if *r.Current == *r.Base && (r.BaseMin == nil || *r.BaseMin == *r.BaseMax) {
-		r.Verdict = VerdictSame
-		return
-	}
-	if t.Info() {
+	if len(vals) < MinLatencyBaselines {
 		r.Verdict = VerdictInfo
+		r.Note = fmt.Sprintf("not judged: latency moves between identical runs by more than one run shows; give %d or more baselines", MinLatencyBaselines)
 		return
 	}
-	if len(bgs) < MinLatencyBaselines {
-		r.Verdict = VerdictInfo
-		r.Note = fmt.Sprintf("not judged: latency moves between identical runs by more than its samples show; give %d or more baselines", MinLatencyBaselines)
-		return
-	}
-	n := cg.Histograms[m.Key()].Count
+	n := Samples(m, cg)
 	for _, g := range bgs {
-		n = min(n, g.Histograms[m.Key()].Count)
+		n = min(n, Samples(m, g))
 	}
 	if need := m.MinSamples(); n < need {
 		r.Verdict = VerdictInfo
 		r.Note = fmt.Sprintf("too few samples to judge (%d; %s needs %d)", n, m.Name, need)
 		return
 	}
-	curH, err := cg.Histograms[m.Key()].Decoded()
-	pool := pooled(bgs, m.Key())
-	if err != nil || pool == nil {
-		r.Verdict = VerdictInfo
-		return
-	}
-	cur, ok1 := statInterval(curH, m)
-	base, ok2 := statInterval(pool, m)
-	if !ok1 || !ok2 {
-		r.Verdict = VerdictInfo
-		return
-	}
-	if r.BaseMin != nil {
-		base.lo, base.hi = min(base.lo, *r.BaseMin), max(base.hi, *r.BaseMax)
-	}
-	base.lo, base.hi = min(base.lo, *r.Base), max(base.hi, *r.Base)
-	if t.Sign < 0 {
-		cur, base = interval{-cur.hi, -cur.lo}, interval{-base.hi, -base.lo}
-	}
-	// Latency moves between identical runs by factors, not by amounts (a stall delays
-	// everything in flight): the baselines' spread counts as a ratio, max/min of their values.
+	_, lo, hi := spread(vals)
+	cur := *r.Current
 	ratio := 1.0
-	if r.BaseMin != nil && *r.BaseMin > 0 {
-		ratio = *r.BaseMax / *r.BaseMin
+	if lo > 0 {
+		ratio = hi / lo
 	}
-	over := cur.lo - base.hi
-	under := base.lo - cur.hi
-	limit := func(ref float64) float64 { return max(t.AbsIn(r.Unit), math.Abs(ref)*max(t.Rel, ratio-1)) }
-	pointOver := *r.Current*float64(t.Sign) - base.hi
+	// Past the bad end: over; past the good end: under. Falling is worse when Sign < 0.
+	over, under := cur-hi, lo-cur
+	badRef, goodRef := hi, lo
+	if t.Sign < 0 {
+		over, under, badRef, goodRef = lo-cur, cur-hi, lo, hi
+	}
+	tolOver := max(t.AbsIn(r.Unit), t.Rel*math.Abs(badRef))
+	tolUnder := max(t.AbsIn(r.Unit), t.Rel*math.Abs(goodRef))
+	// Three draws rarely show a statistic's whole spread (a fourth lands past their max by
+	// their range in about 7% of cases), so the margin is the square of their ratio; and a
+	// histogram filled in bursts (every client probes at once after the same fault) is one
+	// draw per run however many samples it holds: it must more than triple.
+	factor := ratio * ratio
+	if burstHists[m.Key()] {
+		factor = max(factor, BurstFactor)
+	}
+	spreadOver := math.Abs(badRef) * (factor - 1)
+	spreadUnder := math.Abs(goodRef) * (1 - 1/factor)
+	spreadPct := (ratio - 1) * 100
 	switch {
-	case over > 0 && over > limit(base.hi):
+	case over > tolOver && over > spreadOver:
 		r.Verdict = VerdictRegressed
-		r.Note = fmt.Sprintf("99%% interval %s..%s, baselines up to %s", gate.FormatValue(r.Unit, cur.lo), gate.FormatValue(r.Unit, cur.hi), gate.FormatValue(r.Unit, base.hi))
-	case under > 0 && under > limit(base.lo):
+		r.Note = fmt.Sprintf("past the worst of %d baselines by %s; they differ by %.0f%% among themselves",
+			len(vals), gate.FormatValue(r.Unit, over), spreadPct)
+	case under > tolUnder && under > spreadUnder:
 		r.Verdict = VerdictImproved
+	case over > tolOver || under > tolUnder:
+		r.Verdict = VerdictNoise
+		r.Note = fmt.Sprintf("past the tolerance, within the run-to-run spread (the baselines differ by %.0f%%; margin x%.2f)", spreadPct, factor)
 	default:
 		r.Verdict = VerdictOK
-		if pointOver > limit(base.hi) {
-			r.Note = fmt.Sprintf("within sampling noise (%d samples: 99%% interval %s..%s)", curH.TotalCount(),
-				gate.FormatValue(r.Unit, math.Abs(cur.lo)), gate.FormatValue(r.Unit, math.Abs(cur.hi)))
-		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/generator"
 	"regexp"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 		{"probe", "tool_calls_ok", VerdictImproved, ""},
 		{"naive", "drops", VerdictInfo, ""},
 		// one baseline cannot say how far latency moves between identical runs
-		{"probe", "probe_latency.p50", VerdictInfo, "not judged: latency moves between identical runs by more than its samples show; give 3 or more baselines"},
+		{"probe", "probe_latency.p50", VerdictInfo, "not judged: latency moves between identical runs by more than one run shows; give 3 or more baselines"},
 		{"naive", "misattributed_errors", VerdictSame, ""},
 		{"threshold", "probe.misattributed_errors == 0", VerdictRegressed, "now fails: 1"},
 	} {
@@ -80,7 +81,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 	buf.Reset()
 	WriteComparisonMarkdown(&buf, c, false)
 	md := buf.String()
-	for _, want := range []string{"### mcpchaos compare: 2 regressions", "#### Regressions", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**", "<details>"} {
+	for _, want := range []string{"### mcpchaos compare: 2 regressions", "> **the current run failed 1 of its own 1 thresholds", "- group probe now blames tools for session deaths (misattributed_errors", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
@@ -120,10 +121,18 @@ func TestCompareBaselineLatency(t *testing.T) {
 	}
 	slow := Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 3))}
 	c = CompareBaseline(bases, slow, gate.DefaultTolerances())
-	for _, m := range []string{"probe_latency.p50", "probe_latency.mean", "tool_call_latency.p90"} {
-		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "99% interval") {
+	for _, m := range []string{"tool_call_latency.p50", "tool_call_latency.mean", "tool_call_latency.p90"} {
+		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "past the worst of 5 baselines") {
 			t.Errorf("3x slower: probe %s %s (%s), want regressed", m, r.Verdict, r.Note)
 		}
+	}
+	// probes come in a burst after a fault: one draw per run, so 3x is within its spread
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictNoise || !strings.Contains(r.Note, "margin x3.00") {
+		t.Errorf("probe p50 3x slower: %s (%s), want noise", r.Verdict, r.Note)
+	}
+	c5 := CompareBaseline(bases, Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 5))}, gate.DefaultTolerances())
+	if r := row(c5, "probe", "probe_latency.p50"); r.Verdict != VerdictRegressed {
+		t.Errorf("probe p50 5x slower: %s (%s), want regressed", r.Verdict, r.Note)
 	}
 	if r := row(c, "probe", "probe_latency.p99"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "too few samples") {
 		t.Errorf("p99 of 200 samples: %s (%s), want info: too few samples", r.Verdict, r.Note)
@@ -144,8 +153,8 @@ func TestCompareBaselineSpread(t *testing.T) {
 		v    int64
 		want string
 	}{
-		{hi, VerdictOK}, // inside the spread
-		{hi + (hi - lo), VerdictOK},
+		{hi, VerdictOK},                // inside the spread
+		{hi + (hi - lo), VerdictNoise}, // past the +10%, within the baselines' range: never "ok"
 		{hi + (hi-lo)*2 + 20, VerdictRegressed},
 	} {
 		cur.Group("probe").Counters["dead_session_requests"] = tc.v
@@ -166,13 +175,21 @@ func TestCompareControlGroup(t *testing.T) {
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "control group (naive)") {
 		t.Errorf("control's amount: %s (%s), want info", r.Verdict, r.Note)
 	}
-	if r := row(c, "overall", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "sums control groups (naive)") {
+	if r := row(c, "overall", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "judged per group") {
 		t.Errorf("overall with a control: %s (%s), want info", r.Verdict, r.Note)
+	}
+	for i, b := range bases { // every baseline showed at least 5
+		b.Export.Group("naive").Counters["misattributed_errors"] = int64(5 + 10*i)
 	}
 	naive.Counters["misattributed_errors"] = 0 // the fault no longer reaches the control
 	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "no longer shows the fault") {
 		t.Errorf("control lost: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	bases[0].Export.Group("naive").Counters["misattributed_errors"] = 3 // a baseline showed it by a race
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo {
+		t.Errorf("control at 0 after a baseline's 3: %s (%s), want info", r.Verdict, r.Note)
 	}
 	for _, b := range bases { // the hazard appears where no baseline showed it
 		b.Export.Group("naive").Counters["stale_events_applied"] = 0
@@ -275,5 +292,181 @@ func TestComparable(t *testing.T) {
 		if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// The runner's figures are never the server's regression: skipped turns are reported, a
+// control group is judged only on hazards, and fewer calls made because turns were skipped is
+// not fewer calls answered. A move past the tolerance is never printed "ok".
+func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
+	bases := baseline(t, 3)
+	cur := roundTrip(t, sample(t, 7, 1))
+	probe, naive := cur.Group("probe"), cur.Group("naive")
+	probe.Counters["calls_skipped"] = 1000
+	naive.Counters["calls_skipped"] = 1000
+	naive.Errors["connect"] = 5000
+	for i, b := range bases { // about 1000 calls answered, every turn taken
+		b.Export.Group("probe").Counters["tool_calls_ok"] = int64(990 + 10*i)
+		b.Export.Group("probe").Counters["calls_skipped"] = 0
+	}
+	probe.Counters["tool_calls_ok"] = 600 // 400 turns skipped by a stalled runner
+	probe.Counters["calls_skipped"] = 400
+	for _, e := range append([]*Export{cur}, bases[0].Export, bases[1].Export, bases[2].Export) {
+		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
+			e.Group("probe").Counters[h] = 0 // the server did not change
+		}
+	}
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	for _, tc := range []struct{ group, metric, verdict, note string }{
+		{"probe", "calls_skipped", VerdictInfo, "load generator"},
+		{"naive", "calls_skipped", VerdictInfo, "load generator"},
+		{"naive", "errors.connect", VerdictInfo, "judged only on hazard outcomes"},
+		{"probe", "tool_calls_ok", VerdictNoise, "skipped"},
+		{"overall", "tool_calls_ok", VerdictInfo, "judged per group"},
+	} {
+		if r := row(c, tc.group, tc.metric); r.Verdict != tc.verdict || !strings.Contains(r.Note, tc.note) {
+			t.Errorf("%s %s: %s (%s), want %s (…%s…)", tc.group, tc.metric, r.Verdict, r.Note, tc.verdict, tc.note)
+		}
+	}
+	if c.Regressions != 0 {
+		for _, r := range c.Rows {
+			if r.Verdict == VerdictRegressed {
+				t.Logf("%s %s %s", r.Group, r.Metric, r.Note)
+			}
+		}
+		t.Errorf("%d regressions from the runner's figures", c.Regressions)
+	}
+	probe.Counters["calls_skipped"] = 0 // the same fall without skipped turns: the server answered fewer
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "probe", "tool_calls_ok"); r.Verdict != VerdictRegressed {
+		t.Errorf("tool_calls_ok fell with no skipped turns: %s (%s)", r.Verdict, r.Note)
+	}
+	for _, r := range c.Rows {
+		if r.Verdict == VerdictOK && r.Change != nil && r.Tolerance != "" && outsideTolerance(r) {
+			t.Errorf("%s %s moved past its tolerance (%s) and is printed ok", r.Group, r.Metric, r.Tolerance)
+		}
+	}
+}
+
+// outsideTolerance reports whether a row's move past its worst baseline is larger than 10%
+// and 1ms of it (the default latency tolerance), for latency rows.
+func outsideTolerance(r Row) bool {
+	if r.Class != gate.ClassLatency || r.BaseMax == nil {
+		return false
+	}
+	over := *r.Current - *r.BaseMax
+	return over > 1000 && over > 0.1**r.BaseMax
+}
+
+// A starved run's timing rows are inconclusive, never regressed nor ok; hazards that do not
+// depend on timing stay judged.
+func TestCompareStarvedIsInconclusive(t *testing.T) {
+	bases := baseline(t, 3)
+	slow := roundTrip(t, sampleSlower(t, 7, 1, 3))
+	slow.Generator = &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 8,
+		Starving: []generator.Window{{FromS: 1, ToS: 9, Why: "timer lag p99 40ms"}}}
+	for _, e := range []*Export{slow, bases[0].Export, bases[1].Export, bases[2].Export} {
+		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
+			e.Group("probe").Counters[h] = 0
+		}
+	}
+	slow.Group("probe").Counters["misattributed_errors"] = 1000
+	c := CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "the runner was starved (current starved 8.0s of 10.0s: timer lag p99 40ms)") {
+		t.Errorf("latency of a starved run: %s (%s)", r.Verdict, r.Note)
+	}
+	if r := row(c, "probe", "misattributed_errors"); r.Verdict != VerdictRegressed {
+		t.Errorf("a hazard of a starved run: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	if c.Inconclusive == 0 || c.Regressions != 1 || len(c.Starved) != 1 {
+		t.Errorf("%d inconclusive, %d regressions, starved %v", c.Inconclusive, c.Regressions, c.Starved)
+	}
+	for _, r := range c.Rows {
+		if r.Class == gate.ClassLatency && r.Group == "probe" && (r.Verdict == VerdictRegressed || r.Verdict == VerdictOK) {
+			t.Errorf("%s %s of a starved run: %s", r.Group, r.Metric, r.Verdict)
+		}
+	}
+	// A starved baseline makes the current run's timing inconclusive too.
+	slow.Generator, bases[1].Export.Generator = nil, &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 5}
+	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "base-1.json starved") {
+		t.Errorf("latency against a starved baseline: %s (%s)", r.Verdict, r.Note)
+	}
+	var buf bytes.Buffer
+	WriteComparison(&buf, c, false)
+	if !strings.Contains(buf.String(), "verdict: REGRESSED (1 regression)") || !strings.Contains(buf.String(), "inconclusive") {
+		t.Errorf("text:\n%s", buf.String())
+	}
+}
+
+// Session regressions are said in words that name what changed, not only metric ids.
+func TestCompareFindingsInWords(t *testing.T) {
+	set := func(e *Export, group string, kv map[string]int64) {
+		for k, v := range kv {
+			e.Group(group).Counters[k] = v
+		}
+	}
+	clean := map[string]int64{"misattributed_errors": 0, "stale_events_applied": 0, "reinit_collisions": 0, "retries_against_dead": 0}
+	for _, tc := range []struct {
+		name      string
+		base, cur map[string]map[string]int64
+		want      string
+	}{
+		{"GET strict → permissive",
+			map[string]map[string]int64{"naive": {"replays_ok": 0, "replays_dead": 50}},
+			map[string]map[string]int64{"naive": {"replays_ok": 50, "replays_dead": 0, "misattributed_errors": 39, "stale_events_applied": 50}},
+			"replays of dead sessions now answer 200 (the server's GET no longer validates the session): group naive now blames tools for session deaths (misattributed_errors 0 → 39)"},
+		{"probe policy off",
+			map[string]map[string]int64{"probe": {"probes_sent": 50}},
+			map[string]map[string]int64{"probe": {"probes_sent": 0, "stale_events_applied": 50}},
+			"group probe no longer probes after a replay (its probe policy is off): it now applies replayed events of dead sessions (stale_events_applied 0 → 50)"},
+		{"dead ids served 200",
+			map[string]map[string]int64{"naive": {"sessions_dead": 25, "misattributed_errors": 39, "stale_events_applied": 50}},
+			map[string]map[string]int64{"naive": {"sessions_dead": 0, "misattributed_errors": 0, "stale_events_applied": 0}},
+			"requests on dead sessions now succeed (the server answers expired session ids with 200, or the fault was not injected): control group naive no longer runs into dead sessions"},
+	} {
+		bases := baseline(t, 3)
+		cur := roundTrip(t, sample(t, 7, 1))
+		for _, e := range []*Export{cur, bases[0].Export, bases[1].Export, bases[2].Export} {
+			set(e, "naive", clean)
+			set(e, "probe", clean)
+		}
+		for _, b := range bases {
+			for g, kv := range tc.base {
+				set(b.Export, g, kv)
+			}
+		}
+		for g, kv := range tc.base {
+			set(cur, g, kv)
+		}
+		for g, kv := range tc.cur {
+			set(cur, g, kv)
+		}
+		c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+		var buf bytes.Buffer
+		WriteComparison(&buf, c, false)
+		if !strings.Contains(buf.String(), "what changed: "+tc.want) || c.Regressions == 0 {
+			t.Errorf("%s: want %q in\n%s", tc.name, tc.want, buf.String())
+		}
+	}
+}
+
+// A latency growth that the runner's own timer lag growth explains is inconclusive; the same
+// growth with the runner as quick as in the baselines is the server's.
+func TestCompareLatencyExplainedByRunner(t *testing.T) {
+	bases := baseline(t, 3)
+	for _, b := range bases {
+		b.Export.Generator = &generator.Report{Seconds: 10, Windows: 10, TimerLag: generator.Dist{Count: 100, P99US: 300}}
+	}
+	slow := roundTrip(t, sampleSlower(t, 7, 1, 3))
+	slow.Generator = &generator.Report{Seconds: 10, Windows: 10, TimerLag: generator.Dist{Count: 100, P99US: 300}}
+	c := CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "tool_call_latency.p50"); r.Verdict != VerdictRegressed {
+		t.Errorf("3x slower, the runner as quick: %s (%s)", r.Verdict, r.Note)
+	}
+	slow.Generator.TimerLag.P99US = 200_000 // the runner's wake-ups came 200 ms late
+	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	if r := row(c, "probe", "tool_call_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "timer lag (p99) grew by 199.7ms") {
+		t.Errorf("3x slower, the runner 200ms late: %s (%s)", r.Verdict, r.Note)
 	}
 }

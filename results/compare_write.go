@@ -10,18 +10,42 @@ import (
 	"time"
 )
 
-// shown is the rows a report lists: every row with all, else those that changed or lack data.
-func (c *Comparison) shown(all bool) []Row {
+// judged reports whether a row was judged (whatever the outcome), not only reported.
+func (r Row) judged() bool { return r.Verdict != VerdictInfo }
+
+// shown is the rows a report lists: every row with all, else the judged rows that moved or
+// lack data; unjudged counts the rows left out that moved (reported only).
+func (c *Comparison) shown(all bool) (rows []Row, unjudged int) {
 	if all {
-		return c.Rows
+		return c.Rows, 0
 	}
-	var rows []Row
 	for _, r := range c.Rows {
-		if r.Verdict != VerdictSame || r.Note != "" {
+		switch {
+		case !r.judged():
+			unjudged++
+		case r.Verdict != VerdictSame || r.Note != "":
 			rows = append(rows, r)
 		}
 	}
-	return rows
+	return rows, unjudged
+}
+
+// Verdict is the comparison's outcome in one line: regressed, inconclusive, or not.
+func (c *Comparison) Verdict() string {
+	judged := 0
+	for _, r := range c.Rows {
+		if r.judged() {
+			judged++
+		}
+	}
+	switch {
+	case c.Regressions > 0:
+		return fmt.Sprintf("verdict: REGRESSED (%d regression%s)", c.Regressions, plural(c.Regressions))
+	case c.Inconclusive > 0:
+		return fmt.Sprintf("verdict: INCONCLUSIVE: no regression among %d judged numbers, but %d timing row%s could not be judged: the runner was starved",
+			judged-c.Inconclusive, c.Inconclusive, plural(c.Inconclusive))
+	}
+	return fmt.Sprintf("verdict: no regression in %d judged numbers", judged)
 }
 
 func (r Row) cells() (base, cur, change, verdict string) {
@@ -56,8 +80,10 @@ func (r Row) cells() (base, cur, change, verdict string) {
 	switch r.Verdict {
 	case VerdictRegressed:
 		verdict = "REGRESSED (" + r.Tolerance + ")"
-	case VerdictOK, VerdictImproved:
+	case VerdictOK, VerdictImproved, VerdictNoise:
 		verdict += " (" + r.Tolerance + ")"
+	case VerdictInconclusive:
+		verdict = "inconclusive"
 	}
 	if r.Note != "" {
 		verdict += ": " + r.Note
@@ -75,8 +101,12 @@ func (c *Comparison) summaryLine() string {
 	if changed == 0 {
 		return fmt.Sprintf("no change in any of %d compared numbers", len(c.Rows))
 	}
-	return fmt.Sprintf("%d regression%s, %d improvement%s; %d of %d compared numbers changed",
-		c.Regressions, plural(c.Regressions), c.Improvements, plural(c.Improvements), changed, len(c.Rows))
+	inc := ""
+	if c.Inconclusive > 0 {
+		inc = fmt.Sprintf(", %d inconclusive", c.Inconclusive)
+	}
+	return fmt.Sprintf("%d regression%s, %d improvement%s%s; %d of %d compared numbers changed",
+		c.Regressions, plural(c.Regressions), c.Improvements, plural(c.Improvements), inc, changed, len(c.Rows))
 }
 
 func plural(n int) string {
@@ -127,14 +157,22 @@ func writeHeader(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "current  %s\n", c.Current.describe())
 }
 
-// WriteComparison prints the comparison as a table: the rows that changed (all rows with all).
+// WriteComparison prints the comparison: the current run's status when it is not a good
+// one, the verdict, what changed in words, then the judged rows that moved as a table (every
+// row with all), one line counting the rows only reported, and the runs compared.
 func WriteComparison(w io.Writer, c *Comparison, all bool) error {
-	writeHeader(w, c)
-	if c.Forced != "" {
-		fmt.Fprintf(w, "compared with --force although %s\n", c.Forced)
+	if c.CurrentRun != "" {
+		fmt.Fprintln(w, c.CurrentRun)
+	}
+	fmt.Fprintln(w, c.Verdict())
+	for _, f := range c.Findings {
+		fmt.Fprintf(w, "  what changed: %s\n", f)
+	}
+	if len(c.Starved) > 0 {
+		fmt.Fprintf(w, "  starved: %s\n", strings.Join(c.Starved, "; "))
 	}
 	fmt.Fprintln(w)
-	rows := c.shown(all)
+	rows, unjudged := c.shown(all)
 	if len(rows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "group\tmetric\tbase\tcurrent\tchange\tverdict")
@@ -145,20 +183,41 @@ func WriteComparison(w io.Writer, c *Comparison, all bool) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
+	}
+	if unjudged > 0 {
+		fmt.Fprintf(w, "%d more row%s moved and %s reported only, not judged (load figures, a control group's amounts, overall sums, reported-only metrics): --all lists them\n",
+			unjudged, plural(unjudged), map[bool]string{true: "is", false: "are"}[unjudged == 1])
+	}
+	fmt.Fprintln(w)
+	writeHeader(w, c)
+	if c.Forced != "" {
+		fmt.Fprintf(w, "compared with --force although %s\n", c.Forced)
 	}
 	_, err := fmt.Fprintln(w, c.summaryLine())
 	return err
 }
 
-// WriteComparisonMarkdown prints the comparison for a pull-request comment: a headline, the
-// regressions first, then the other changes.
+// WriteComparisonMarkdown prints the comparison for a pull-request comment, short: the
+// verdict as a headline, the current run's status, what changed in words, the regressions
+// (and with all, every row), and one line of counts.
 func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
 	head := "No regressions"
-	if c.Regressions > 0 {
+	switch {
+	case c.Regressions > 0:
 		head = fmt.Sprintf("%d regression%s", c.Regressions, plural(c.Regressions))
+	case c.Inconclusive > 0:
+		head = "Inconclusive (the runner was starved)"
 	}
 	fmt.Fprintf(w, "### mcpchaos compare: %s\n\n", head)
+	if c.CurrentRun != "" {
+		fmt.Fprintf(w, "> **%s**\n\n", mdEscape(c.CurrentRun))
+	}
+	for _, f := range c.Findings {
+		fmt.Fprintf(w, "- %s\n", mdEscape(f))
+	}
+	if len(c.Findings) > 0 {
+		fmt.Fprintln(w)
+	}
 	base := fmt.Sprintf("Base `%s` (%s)", c.Base.File, c.Base.Start.UTC().Format(time.RFC3339))
 	if len(c.Baselines) > 1 {
 		base = fmt.Sprintf("Baseline: %d runs (newest `%s`, %s)", len(c.Baselines), c.Base.File, c.Base.Start.UTC().Format(time.RFC3339))
@@ -170,16 +229,16 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
 	if c.Forced != "" {
 		fmt.Fprintf(w, "> Compared with `--force` although %s.\n\n", mdEscape(c.Forced))
 	}
-	rows := c.shown(all)
-	var regressed, rest []Row
-	for _, r := range rows {
-		if r.Verdict == VerdictRegressed {
-			regressed = append(regressed, r)
-		} else {
-			rest = append(rest, r)
+	if len(c.Starved) > 0 {
+		fmt.Fprintf(w, "> Starved: %s.\n\n", mdEscape(strings.Join(c.Starved, "; ")))
+	}
+	var rows []Row
+	for _, r := range c.Rows {
+		if all || r.Verdict == VerdictRegressed {
+			rows = append(rows, r)
 		}
 	}
-	table := func(rows []Row) {
+	if len(rows) > 0 {
 		fmt.Fprintln(w, "| group | metric | base | current | change | verdict |")
 		fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | --- |")
 		for _, r := range rows {
@@ -191,17 +250,6 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
 			}
 			fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s |\n", mdEscape(r.Group), r.Metric, mdEscape(b), mdEscape(cur), mdEscape(ch), v)
 		}
-		fmt.Fprintln(w)
-	}
-	if len(regressed) > 0 {
-		fmt.Fprintln(w, "#### Regressions")
-		fmt.Fprintln(w)
-		table(regressed)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(w, "<details><summary>Other changes (%d)</summary>\n\n", len(rest))
-		table(rest)
-		fmt.Fprintln(w, "</details>")
 		fmt.Fprintln(w)
 	}
 	_, err := fmt.Fprintln(w, strings.ToUpper(c.summaryLine()[:1])+c.summaryLine()[1:]+".")

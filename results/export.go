@@ -21,6 +21,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/outfile"
 )
@@ -50,6 +51,9 @@ type Export struct {
 	// Actions and Topology: non-network faults and the reference server's replicas (actions.go).
 	Actions  []ActionAt `json:"actions,omitempty"`
 	Topology *Topology  `json:"topology,omitempty"`
+	// Generator is how the load generator itself fared: its lag, CPU and whether it was
+	// starved (package generator; v2, absent in exports of earlier versions).
+	Generator *generator.Report `json:"generator,omitempty"`
 }
 
 // Run is the run's metadata.

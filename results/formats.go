@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -142,6 +144,15 @@ func WriteJUnit(w io.Writer, e *Export) error {
 			{"tool_version", e.Run.ToolVersion},
 			{"target", e.Run.Target},
 		},
+	}
+	if e.Run.ID != "" {
+		s.Properties = append(s.Properties, junitProperty{"run_id", e.Run.ID})
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Run.Labels)) { // run --label key=value, as label.key
+		s.Properties = append(s.Properties, junitProperty{"label." + k, e.Run.Labels[k]})
+	}
+	if e.Generator != nil && e.Generator.Starved {
+		s.Properties = append(s.Properties, junitProperty{"generator_starved", e.Generator.Why()})
 	}
 	if e.Run.Shard != nil {
 		s.Properties = append(s.Properties, junitProperty{"shard", e.Run.Shard.String()})

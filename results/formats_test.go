@@ -115,6 +115,7 @@ func TestJUnit(t *testing.T) {
 		{Expr: "probe.probe_latency.p99 < 1ms", Pass: false, Actual: "no samples", Reason: "no samples"},
 	}
 	e.Run.Interrupted = true
+	e.Run.ID, e.Run.Labels = "0badcafe", map[string]string{"release": "1.2.3", "commit": "abc"}
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, e); err != nil {
 		t.Fatal(err)
@@ -125,6 +126,11 @@ func TestJUnit(t *testing.T) {
 	}
 	if doc.Tests != 4 || doc.Failures != 3 || len(doc.Suites) != 1 || len(doc.Suites[0].Cases) != 4 {
 		t.Fatalf("suite %+v", doc)
+	}
+	for _, want := range []string{`<property name="run_id" value="0badcafe"></property>`, `<property name="label.commit" value="abc"></property>`, `<property name="label.release" value="1.2.3"></property>`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("JUnit lacks %s:\n%s", want, buf.String())
+		}
 	}
 	cases := doc.Suites[0].Cases
 	if cases[0].Failure != nil || cases[1].Failure == nil || !strings.Contains(cases[1].Failure.Message, "actual 50; it aborted the run") {

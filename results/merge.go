@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/generator"
 )
 
 // MismatchError refuses to combine exports that do not belong together: shards of different
@@ -98,6 +100,11 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
+	var gens []*generator.Report
+	for _, p := range parts {
+		gens = append(gens, p.Export.Generator)
+	}
+	e.Generator = generator.Combine(gens)
 	var note string
 	if e.Topology, note = mergeTopology(parts); note != "" {
 		e.Run.Notes = append(e.Run.Notes, note)

@@ -38,6 +38,12 @@ func JudgeThreshold(t gate.Threshold, e *Export) ThresholdResult {
 		r.Reason = fmt.Sprintf("%s.%s has no samples, so the threshold cannot be judged", t.Scope, t.Metric.Name)
 		return r
 	}
+	if t.Metric.Kind() == gate.KindRetryAmplification && g.Counters["sessions_dead"] == 0 {
+		// A ratio of nothing is no measurement: 0.00 would pass "< 2" on a run where no session died.
+		r.Actual = "no data"
+		r.Reason = fmt.Sprintf("%s.retry_amplification is dead-session requests per dead session, and no session died, so the threshold cannot be judged", t.Scope)
+		return r
+	}
 	r.Value = &v
 	r.Actual = t.Metric.Format(v)
 	r.Pass = t.Holds(v)

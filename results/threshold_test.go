@@ -2,6 +2,7 @@ package results
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/gate"
@@ -56,5 +57,19 @@ func TestJudge(t *testing.T) {
 	r := JudgeThreshold(mustParse("probe.probe_latency.p99 < 1h"), empty)
 	if r.Pass || r.Actual != "no samples" || r.Value != nil {
 		t.Errorf("empty histogram: %+v", r)
+	}
+}
+
+// A ratio with nothing under it fails as no data, as a percentile of an empty histogram does.
+func TestThresholdRatioOfNothing(t *testing.T) {
+	e := roundTrip(t, sample(t, 1, 1))
+	e.Group("probe").Counters["sessions_dead"] = 0
+	e.Group("probe").RetryAmplification = 0
+	th, err := gate.ParseThreshold("probe.retry_amplification < 2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := JudgeThreshold(th, e); r.Pass || r.Actual != "no data" || !strings.Contains(r.Reason, "no session died") {
+		t.Errorf("retry_amplification of no dead session: %+v", r)
 	}
 }

@@ -20,10 +20,10 @@ import (
 
 func newCompareCmd() *cobra.Command {
 	var (
-		asJSON, asMarkdown, all, force bool
-		tolFile                        string
-		last                           int
-		tolFlags                       []string
+		asJSON, asMarkdown, all, force, strict bool
+		tolFile                                string
+		last                                   int
+		tolFlags                               []string
 	)
 	cmd := &cobra.Command{
 		Use:   "compare BASE... CURRENT",
@@ -31,15 +31,19 @@ func newCompareCmd() *cobra.Command {
 		Long: `Compare the export CURRENT with one or more baseline exports BASE (typically the last good
 runs; a directory stands for every export in it): for every group (and overall) and every
 metric, the baselines' median and spread, the current value, the change, and a verdict; and
-every threshold, which must keep passing. Prints the rows that changed (--all: every row) as a
-table, or --json, or --markdown for a pull-request comment. Exit status 99 if anything
-regressed.
+every threshold, which must keep passing. Prints the verdict first, what changed in words,
+then the judged rows that changed (--all: every row) as a table, or --json, or --markdown for
+a pull-request comment. Exit status: 1 if the current run did not complete (an error, an
+interruption: there is nothing to judge); 99 if it was aborted by or failed its own
+thresholds, if anything regressed, or with --strict if timing rows were inconclusive because
+a run's load generator was starved (docs/gate.md).
 
-How each number is judged (docs/metrics.md, "How compare judges"): counters against the
-spread the baselines show, so that run-to-run noise is never a verdict; counters of control
-groups (policy naive) for showing the hazard they are there to show, not for its amount;
-latency percentiles and means from the full histograms, with a 99% confidence interval from
-the sample count, so one run's luck on a few samples is not a regression. Baselines that
+How each number is judged (docs/gate.md): by what it says about the server. Load figures of
+the generator (calls_skipped, turn_lag) are never judged; control groups (policy naive) only
+on their hazard outcomes, for showing the hazard; overall sums are judged per group; hazards
+and work counts against the spread the baselines show and the tolerance; latencies against
+the baselines' run-to-run spread of the statistic (3 baselines or more). Timing rows of a
+run whose load generator was starved are inconclusive. Baselines that
 failed, were interrupted or aborted are left out (--last N keeps the N newest good ones).
 
 Tolerances start from defaults (misattributed errors, stale events applied, re-init
@@ -88,25 +92,40 @@ experiments: compare refuses them unless --force is given.`,
 			if err := writeComparison(cmd.OutOrStdout(), c, asJSON, asMarkdown, all); err != nil {
 				return err
 			}
-			if c.Regressions > 0 {
-				against := bases[0].File
-				if len(bases) > 1 {
-					against = fmt.Sprintf("a baseline of %d runs", len(bases))
-				}
-				return &gateError{fmt.Sprintf("%d regression%s against %s", c.Regressions, map[bool]string{true: "", false: "s"}[c.Regressions == 1], against)}
-			}
-			return nil
+			return compareError(c, bases, cur, strict)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON (every row)")
 	f.BoolVar(&asMarkdown, "markdown", false, "print the comparison as Markdown, for a pull-request comment")
-	f.BoolVar(&all, "all", false, "list every row, not only those that changed")
+	f.BoolVar(&all, "all", false, "list every row, not only the judged rows that changed")
+	f.BoolVar(&strict, "strict", false, "exit 99 when timing rows are inconclusive (a starved runner), not only on regressions")
 	f.BoolVar(&force, "force", false, "compare runs of different workloads (or a shard with a whole run)")
 	f.IntVar(&last, "last", 0, "use only the N newest good baseline runs (0: every good one given)")
 	f.StringVar(&tolFile, "tolerances", "", "a YAML file of PATTERN: SPEC tolerance rules, applied in order after the defaults")
 	f.StringArrayVarP(&tolFlags, "tolerance", "t", nil, "a tolerance rule PATTERN=SPEC, e.g. probe_latency.p99=+20% (repeatable; after --tolerances)")
 	return cmd
+}
+
+// compareError is what decides compare's exit status (docs/gate.md, "Exit status"): a current
+// run that did not complete exits 1 (there is nothing to judge); one aborted by or failing its
+// own thresholds, a regression, and with --strict an inconclusive row exit 99.
+func compareError(c *results.Comparison, bases []results.Part, cur *results.Export, strict bool) error {
+	against := bases[0].File
+	if len(bases) > 1 {
+		against = fmt.Sprintf("a baseline of %d runs", len(bases))
+	}
+	switch {
+	case !results.Completed(cur):
+		return errors.New(c.CurrentRun)
+	case c.CurrentRun != "":
+		return &gateError{c.CurrentRun}
+	case c.Regressions > 0:
+		return &gateError{fmt.Sprintf("%d regression%s against %s", c.Regressions, map[bool]string{true: "", false: "s"}[c.Regressions == 1], against)}
+	case strict && c.Inconclusive > 0:
+		return &gateError{fmt.Sprintf("--strict: %d timing rows inconclusive against %s: %s", c.Inconclusive, against, strings.Join(c.Starved, "; "))}
+	}
+	return nil
 }
 
 func tolerances(file string, flags []string) (gate.Tolerances, error) {

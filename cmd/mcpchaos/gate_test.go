@@ -100,18 +100,31 @@ func TestCompareGate(t *testing.T) {
 		t.Errorf("compare with itself: exit %d\n%s", code, out)
 	}
 	out, code := compare(base, degraded)
+	if !strings.HasPrefix(out, "the current run failed 1 of its own 1 thresholds") {
+		t.Errorf("compare does not say first that the current run failed its thresholds:\n%s", out)
+	}
 	if code != exitThresholds {
 		t.Errorf("compare with a degraded run: exit %d, want %d\n%s", code, exitThresholds, out)
 	}
-	// overall sums the naive control group too: it is judged per group, so one regression.
-	for _, want := range []string{"REGRESSED (may not grow)", "probe      misattributed_errors", "1 regression,", "sums control groups (naive): judged per group"} {
+	// overall sums the groups: it is judged per group (a row reported only), so one regression,
+	// said in words too.
+	for _, want := range []string{"verdict: REGRESSED (1 regression)", "what changed: group probe now blames tools for session deaths (misattributed_errors 0 → 2)",
+		"REGRESSED (may not grow)", "probe      misattributed_errors", "1 regression,", "1 more row moved and is reported only"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	// A tolerance that allows it turns the regression into an ok.
-	if _, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitOK {
-		t.Errorf("with a tolerance: exit %d", code)
+	// A tolerance that allows it turns the regression into an ok; the run's own failed
+	// threshold still fails the gate, and once it passes, compare exits 0.
+	if out, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitThresholds || strings.Contains(out, "REGRESSED") {
+		t.Errorf("with a tolerance, a failed threshold: exit %d\n%s", code, out)
+	}
+	e.Thresholds = nil
+	if err := results.WriteFile(degraded, e); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := compare(base, degraded, "-t", "misattributed_errors=+5"); code != exitOK {
+		t.Errorf("with a tolerance: exit %d\n%s", code, out)
 	}
 }
 
@@ -184,5 +197,56 @@ func TestShardsMerge(t *testing.T) {
 	// to be on misattributed errors, which a starved 1.5 s run did not always make.)
 	if err := verdictError(m); exitCode(err) != exitThresholds {
 		t.Errorf("merged verdict %v, want the naive threshold to fail (%d sessions started)", err, m.Groups[0].Counters["sessions_started"])
+	}
+}
+
+// compare's exit statuses for what is not a regression: a starved run's timing rows are
+// inconclusive (exit 0, 99 with --strict); a current run that did not complete is said first
+// and exits 1 (docs/gate.md, "Exit status").
+func TestCompareExitStatuses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if err := runWorkload(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	e, err := results.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variant := func(name string, edit func(*results.Export)) string {
+		c, _ := results.ReadFile(base)
+		edit(c)
+		p := filepath.Join(dir, name)
+		if err := results.WriteFile(p, c); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	compare := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		root := newRoot()
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(append([]string{"compare"}, args...))
+		code := exitCode(root.ExecuteContext(context.Background()))
+		return out.String(), code
+	}
+	starved := variant("starved.json", func(c *results.Export) {
+		g := *e.Generator
+		g.Starved, g.StarvedS, g.Windows = true, g.Seconds, max(g.Windows, 1)
+		c.Generator = &g
+		c.Group("probe").Counters["tool_calls_ok"] += 100 // an amount of work moved
+		c.Overall.Counters["tool_calls_ok"] += 100
+	})
+	if out, code := compare(base, starved); code != exitOK || !strings.Contains(out, "starved: current starved") {
+		t.Errorf("a starved run: exit %d\n%s", code, out)
+	}
+	if out, code := compare("--strict", base, starved); code != exitThresholds || !strings.Contains(out, "verdict: INCONCLUSIVE") {
+		t.Errorf("a starved run with --strict: exit %d\n%s", code, out)
+	}
+	cut := variant("cut.json", func(c *results.Export) { c.Run.Interrupted = true })
+	if out, code := compare(base, cut); code != exitRuntime || !strings.HasPrefix(out, "the current run did not complete (interrupted)") {
+		t.Errorf("an interrupted run: exit %d\n%q", code, out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // progressObserver shows the run's progress (progress.go) from its start to its end.
@@ -38,7 +39,7 @@ func (p *progressObserver) Start(v *engine.View) error {
 		if !p.done {
 			p.stop = startProgress(p.mode, p.out, v.Start, v.Planned, viewStatus(v), func(now time.Time) (string, []string) {
 				return v.Phase(now), v.Faults()
-			})
+			}, v.Generator)
 		}
 	})
 	return nil
@@ -105,7 +106,8 @@ func (m *metricsObserver) Start(v *engine.View) error {
 		metrics.NewCollector(v.Recorders(), v.Believed),
 		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
 			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
-		}))
+		}),
+		metrics.NewGeneratorCollector(func() metrics.GeneratorState { return generatorState(v) }))
 	if err != nil {
 		return err
 	}
@@ -131,4 +133,29 @@ func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io
 		fmt.Fprintf(stderr, "mcpchaos: serving the final metrics at http://%s/metrics until one scrape reads them (at most %s)\n", m.lm.bound, d)
 	}
 	m.lm.linger(ctx, d)
+}
+
+// generatorState is the generator's last window for the live endpoint (zero before the first
+// window closed, or in a view without a generator).
+func generatorState(v *engine.View) metrics.GeneratorState {
+	if v.Generator == nil {
+		return metrics.GeneratorState{}
+	}
+	l := v.Generator()
+	return metrics.GeneratorState{
+		TimerLagP99S: l.TimerLagP99 / 1e6, SchedP99S: l.SchedP99 / 1e6, CPUShare: l.CPUShare,
+		CPUWaitShare: l.CPUWaitShare, GCPauseS: l.GCPause / 1e6, Starved: l.Starved, StarvedTotalS: l.StarvedS,
+	}
+}
+
+// writeGeneratorWarning says when the load generator was starved past its bound: a warning,
+// not a problem, because the run's counts of hazards still hold; its timing figures from the
+// starved windows are the runner's as much as the server's, and compare calls them
+// inconclusive (docs/gate.md).
+func writeGeneratorWarning(w io.Writer, exp *results.Export) {
+	g := exp.Generator
+	if g == nil || !g.Starved {
+		return
+	}
+	fmt.Fprintf(w, "warning: the load generator was %s; its latencies and amounts of work from then are the runner's as much as the server's (bound: %s)\n", g.Why(), g.Bound)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
+	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -168,7 +169,8 @@ type statusSource func() []groupStatus
 // draws mpb rows; elsewhere (CI logs) it prints a plain line about every 10 s, because mpb
 // renders nothing useful off a terminal; "json" writes one status line a second for a parent
 // process to read.
-func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) (stop func()) {
+// gen, when not nil, reads the load generator's last window for the json line.
+func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource, gen func() generator.Live) (stop func()) {
 	switch mode {
 	case "off":
 		return func() {}
@@ -178,6 +180,11 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 			st := statusLine{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()}
 			if run != nil {
 				st.Phase, st.Faults = run(now)
+			}
+			if gen != nil {
+				if l := gen(); l.AtS > 0 {
+					st.Generator = &l
+				}
 			}
 			b, _ := json.Marshal(st)
 			fmt.Fprintf(out, "%s%s\n", statusPrefix, b)
@@ -221,6 +228,9 @@ type statusLine struct {
 	Phase    string        `json:"phase,omitempty"`  // the workload phase in force
 	Faults   []string      `json:"faults,omitempty"` // the faults in force
 	Groups   []groupStatus `json:"groups"`
+	// Generator is the load generator's own figures of its last second (docs/metrics.md,
+	// "Generator"); absent before the first second or in a --procs parent.
+	Generator *generator.Live `json:"generator,omitempty"`
 }
 
 func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) func() {

@@ -48,7 +48,7 @@ func TestClockBeforeStart(t *testing.T) {
 func TestProgressModesOffTerminal(t *testing.T) {
 	src := func() []groupStatus { return []groupStatus{{Name: "naive", Live: 3}} }
 	var buf bytes.Buffer
-	stop := startProgress("bars", &buf, time.Now(), time.Second, src, nil)
+	stop := startProgress("bars", &buf, time.Now(), time.Second, src, nil, nil)
 	stop()
 	if !strings.Contains(buf.String(), "--progress bars needs a terminal") {
 		t.Errorf("bars off a terminal: %q", buf.String())

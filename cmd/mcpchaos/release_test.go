@@ -37,6 +37,7 @@ func TestReleaseScripts(t *testing.T) {
 			"serve":       cmdServeProcess,
 			"expand":      cmdExpand,
 			"checkaction": cmdCheckAction,
+			"docblock":    cmdDocBlock,
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				want, _ := strconv.Atoi(args[0])
 				got := 0
@@ -140,6 +141,27 @@ func cmdCheckAction(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	ts.Fatalf("no action %s in %s: %+v", args[1], args[0], exp.Actions)
+}
+
+// docblock DOC HEADING OUT: write the first fenced code block under the heading HEADING of
+// DOC (a path from this package's directory) to OUT, verbatim: a recipe the docs show is the
+// recipe the test runs.
+func cmdDocBlock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: docblock DOC HEADING OUT")
+	}
+	data, err := os.ReadFile(args[0]) // relative to the package directory, where the test runs
+	ts.Check(err)
+	_, after, ok := strings.Cut(string(data), "\n## "+args[1]+"\n")
+	if !ok {
+		ts.Fatalf("%s has no heading %q", args[0], args[1])
+	}
+	_, block, ok := strings.Cut(after, "```sh\n")
+	if !ok {
+		ts.Fatalf("%s: no ```sh block under %q", args[0], args[1])
+	}
+	block, _, _ = strings.Cut(block, "```")
+	ts.Check(os.WriteFile(ts.MkAbs(args[2]), []byte(block), 0o644))
 }
 
 // waitHealthy polls url (20 s at most) until it answers 200: the server is up.

@@ -290,6 +290,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		for _, p := range problems {
 			fmt.Fprintf(stdout, "problem: %s\n", p)
 		}
+		writeGeneratorWarning(stdout, exp)
 	}
 	note := ""
 	if plan.Shard != nil {

@@ -1,0 +1,73 @@
+package gate
+
+// Class is what a metric says about the server under test, and so how compare may judge it
+// (docs/gate.md, "What each number is"). A gate that judged every number alike would call the
+// runner's stalls the server's regressions: skipped turns and slow samples are what a starved
+// load generator produces on its own.
+type Class string
+
+const (
+	// ClassHazard is an outcome of the scenario the workload exists to show: misattributed
+	// errors, stale events applied, dead-session requests and their retries, re-init
+	// collisions, tool calls surfaced as failures, time believed healthy while dead. Control
+	// groups are judged on these only.
+	ClassHazard Class = "hazard"
+	// ClassLoad is a figure of the load generator, not of the server (calls_skipped, and the
+	// generator section's figures, the turn_lag histogram): reported, never judged as a regression of the server.
+	ClassLoad Class = "load"
+	// ClassLatency is a histogram statistic that times something (percentiles, mean, min,
+	// max): it moves with the runner's stalls as well as with the server.
+	ClassLatency Class = "latency"
+	// ClassWork is a count of work done or of what the faults caused (sessions started, tool
+	// calls answered, drops, replays, transport errors, a histogram's sample count, the group
+	// size): its amount follows the run's timing.
+	ClassWork Class = "work"
+)
+
+// hazards are the counters of ClassHazard.
+var hazards = map[string]bool{
+	"misattributed_errors": true, "stale_events_applied": true, "reinit_collisions": true,
+	"retries_against_dead": true, "dead_session_requests": true, "tool_calls_failed": true,
+}
+
+// Class is what the metric says about the server (see Class).
+func (m Metric) Class() Class {
+	switch m.kind {
+	case kindRetryAmplification, kindFalseHealthy:
+		return ClassHazard
+	case kindCounter:
+		switch {
+		case hazards[m.key]:
+			return ClassHazard
+		case m.key == "calls_skipped":
+			return ClassLoad
+		}
+	case kindHist:
+		switch {
+		case m.key == "turn_lag":
+			return ClassLoad
+		case m.stat != "count":
+			return ClassLatency
+		}
+	}
+	return ClassWork
+}
+
+// Timed reports whether the metric's value follows the run's timing, so that a stalled runner
+// moves it without the server changing: latencies, amounts of work, and the hazards measured
+// in time or per request (false_healthy_seconds, dead-session requests and their ratio, which
+// count how many calls a loop got to send; tool failures, which a starved loop's timeouts
+// make). The hazards that count events a correct client never produces (misattributed
+// errors, stale events applied, re-init collisions, retries against dead sessions) are not
+// timed: one is one too many, however slow the runner.
+func (m Metric) Timed() bool {
+	switch m.Class() {
+	case ClassLatency, ClassWork, ClassLoad:
+		return true
+	}
+	switch m.kind {
+	case kindFalseHealthy, kindRetryAmplification:
+		return true
+	}
+	return m.key == "dead_session_requests" || m.key == "tool_calls_failed"
+}

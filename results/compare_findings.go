@@ -1,0 +1,108 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mcpchaos/mcpchaos/gate"
+)
+
+// What a hazard's regression means, in words a release manager reads without the metric ids.
+var hazardWords = map[string]string{
+	"misattributed_errors":  "blames tools for session deaths",
+	"stale_events_applied":  "applies replayed events of dead sessions",
+	"reinit_collisions":     "sends requests with old session ids after re-initializing",
+	"retries_against_dead":  "retries against dead sessions",
+	"dead_session_requests": "sends more requests to dead sessions",
+	"tool_calls_failed":     "fails more tool calls",
+	"false_healthy_seconds": "believes dead sessions alive for longer",
+	"retry_amplification":   "piles more retries onto each dead session",
+}
+
+// findings says in words what changed in the server's sessions, one line per group with a
+// regressed hazard: what its clients now do, and the change of the server that explains it
+// where the counters tell (replays answered 200 where they answered dead; requests on dead
+// sessions answered; a probe group that no longer probes).
+func findings(c *Comparison) []string {
+	var out []string
+	for _, g := range groupsOf(c) {
+		var appeared, lost []string
+		for _, r := range c.Rows {
+			if r.Group != g || r.Verdict != VerdictRegressed || r.Class != gate.ClassHazard {
+				continue
+			}
+			w := fmt.Sprintf("%s (%s %s → %s)", hazardWords[r.Metric], r.Metric, gate.FormatValue(r.Unit, *r.Base), gate.FormatValue(r.Unit, *r.Current))
+			if strings.Contains(r.Note, "no longer shows") {
+				lost = append(lost, r.Metric)
+			} else {
+				appeared = append(appeared, w)
+			}
+		}
+		control := strings.Contains(noteOf(c, g, "misattributed_errors"), "control group")
+		switch {
+		case len(appeared) > 0 && moved(c, g, "replays_ok", +1) && moved(c, g, "replays_dead", -1):
+			out = append(out, fmt.Sprintf("replays of dead sessions now answer 200 (the server's GET no longer validates the session): group %s now %s", g, strings.Join(appeared, "; ")))
+		case len(appeared) > 0 && moved(c, g, "probes_sent", -1) && value(c, g, "probes_sent") == 0:
+			out = append(out, fmt.Sprintf("group %s no longer probes after a replay (its probe policy is off): it now %s", g, strings.Join(appeared, "; ")))
+		case len(appeared) > 0:
+			out = append(out, fmt.Sprintf("group %s now %s", g, strings.Join(appeared, "; ")))
+		}
+		if len(lost) > 0 && control && moved(c, g, "sessions_dead", -1) {
+			out = append(out, fmt.Sprintf("requests on dead sessions now succeed (the server answers expired session ids with 200, or the fault was not injected): control group %s no longer runs into dead sessions (%s)", g, strings.Join(lost, ", ")))
+		} else if len(lost) > 0 {
+			out = append(out, fmt.Sprintf("control group %s no longer shows the fault it is there to show (%s): was the fault injected?", g, strings.Join(lost, ", ")))
+		}
+	}
+	return out
+}
+
+func groupsOf(c *Comparison) []string {
+	var gs []string
+	seen := map[string]bool{"overall": true, "threshold": true}
+	for _, r := range c.Rows {
+		if !seen[r.Group] {
+			seen[r.Group] = true
+			gs = append(gs, r.Group)
+		}
+	}
+	return gs
+}
+
+func find(c *Comparison, group, metric string) *Row {
+	for i := range c.Rows {
+		if c.Rows[i].Group == group && c.Rows[i].Metric == metric {
+			return &c.Rows[i]
+		}
+	}
+	return nil
+}
+
+func noteOf(c *Comparison, group, metric string) string {
+	if r := find(c, group, metric); r != nil {
+		return r.Note + " " + r.Tolerance
+	}
+	return ""
+}
+
+func value(c *Comparison, group, metric string) float64 {
+	if r := find(c, group, metric); r != nil && r.Current != nil {
+		return *r.Current
+	}
+	return -1
+}
+
+// moved reports whether a counter went the way dir says (+1 up, -1 down) past every baseline.
+func moved(c *Comparison, group, metric string, dir int) bool {
+	r := find(c, group, metric)
+	if r == nil || r.Base == nil || r.Current == nil {
+		return false
+	}
+	lo, hi := *r.Base, *r.Base
+	if r.BaseMin != nil {
+		lo, hi = *r.BaseMin, *r.BaseMax
+	}
+	if dir > 0 {
+		return *r.Current > hi
+	}
+	return *r.Current < lo
+}
