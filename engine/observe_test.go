@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -43,7 +44,10 @@ func TestObserverLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	if _, err := Run(context.Background(), plan, WithObserver(rec), WithStderr(testWriter{t})); err != nil {
+	// A starved machine may let this tiny run make no successful call, which fails it as a
+	// run that measured nothing (MeasureError); the observers' lifecycle is what is checked.
+	var me *MeasureError
+	if _, err := Run(context.Background(), plan, WithObserver(rec), WithStderr(testWriter{t})); err != nil && !errors.As(err, &me) {
 		t.Fatal(err)
 	}
 	calls := rec.calls

@@ -78,6 +78,15 @@ func TestShortfalls(t *testing.T) {
 	if got := shortfalls(groups, phases, []bool{false, false, true}, by, nil, nil); len(got) != 1 {
 		t.Errorf("a group reconnecting through a disturbed phase: %q", got)
 	}
+	// Turns skipped behind calls that kept failing count only when the cause is known.
+	by[1][2] = phaseTurns{Turns: 90, NotMade: 10, Skipped: 60}
+	if got := shortfalls(groups, phases, nil, by, nil, nil); len(got) != 0 {
+		t.Errorf("skipped turns without a known cause: %q", got)
+	}
+	if got := shortfalls(groups, phases, nil, by, &preflight{unknownStatus: 400}, nil); len(got) != 1 || !strings.Contains(got[0], "70 of its 90 turns made no call") {
+		t.Errorf("skipped turns with a known cause: %q", got)
+	}
+	by[1][2] = phaseTurns{Turns: 90, NotMade: 90}
 	phases[2].Duration = time.Second // too short to tell the server from the machine
 	if got := shortfalls(groups, phases, []bool{false, false, true}, by, nil, nil); len(got) != 0 {
 		t.Errorf("a group reconnecting through a short disturbed phase: %q", got)

@@ -39,6 +39,7 @@ type Client struct {
 	sdk     *sdkClient   // the Go SDK session of a gosdk client (driver_gosdk.go); nil otherwise
 	calls   atomic.Int64 // tool calls made: {{seq}} and progress tokens
 	logical atomic.Int64 // logical calls begun: each names its retries alike (callKey)
+	wasLive atomic.Bool  // the client has had a live session: later turns without one are calls not made
 }
 
 func (c *Client) setState(s metrics.State) {
@@ -48,6 +49,9 @@ func (c *Client) setState(s metrics.State) {
 }
 
 func (c *Client) setStateLocked(s metrics.State) {
+	if s == metrics.StateLive {
+		c.wasLive.Store(true)
+	}
 	if c.state != s {
 		c.f.rec.Move(c.state, s)
 		c.state = s

@@ -31,7 +31,7 @@ func (statelessDriver) notObservable() []string { return SessionOnlyMetrics() }
 func (c *Client) tickStateless(ctx context.Context, k int) {
 	h := c.sessionFor(k)
 	if h == nil {
-		c.f.notMade(ctx) // reconnecting or re-initializing: the turn passes without a call
+		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
 	cfg := &c.f.cfg

@@ -53,7 +53,7 @@ func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
 func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 	h := c.sessionFor(k)
 	if h == nil {
-		c.f.notMade(ctx) // reconnecting or re-initializing: the turn passes without a call
+		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
 	args, err := c.f.arguments(ctx, c, c.f.listTools(h.s))

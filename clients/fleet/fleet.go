@@ -75,7 +75,7 @@ type Fleet struct {
 	refusedCalls atomic.Int64
 	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
 	// with no live session to call on (calls_not_made).
-	turnsBy, notMadeBy []atomic.Int64
+	turnsBy, notMadeBy, skippedBy []atomic.Int64
 
 	protoMu  sync.Mutex
 	protocol string
@@ -99,7 +99,8 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 	ep.Responder.Recorder = rec
 	cfg.Phases = max(cfg.Phases, 1)
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: deaths, policy: cfg.Policy, calls: calls,
-		drv: pickDriver(ep, cfg.Policy), turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases)}
+		drv: pickDriver(ep, cfg.Policy), turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases),
+		skippedBy: make([]atomic.Int64, cfg.Phases)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
@@ -284,9 +285,14 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			s := &q[0]
 			c := f.clients[s.c]
 			if f.calls(s.due.Sub(start)) {
-				f.turnsBy[f.phaseAt(s.due.Sub(start))].Add(1)
+				if c.wasLive.Load() { // turns before its first session are not the server's (notMade)
+					f.turnsBy[f.phaseAt(s.due.Sub(start))].Add(1)
+				}
 				if !c.turns[s.k].take(s.due, period) {
 					f.rec.Inc(metrics.CallsSkipped)
+					if c.wasLive.Load() {
+						f.skippedBy[f.phaseAt(s.due.Sub(start))].Add(1)
+					}
 				} else if !dispatch(job{s.c, s.k, s.due}) {
 					c.turns[s.k].release(time.Time{}, period, nil)
 					return
@@ -307,8 +313,13 @@ func (f *Fleet) phaseAt(el time.Duration) int {
 }
 
 // notMade counts a turn that passed with no live session to call on: the client was
-// reconnecting or re-initializing.
-func (f *Fleet) notMade(ctx context.Context) {
+// reconnecting or re-initializing. Turns before the client's first session is live are not
+// counted: how soon a client starts is the machine's (a loaded one initializes late), not
+// the server's.
+func (f *Fleet) notMade(ctx context.Context, c *Client) {
+	if !c.wasLive.Load() {
+		return
+	}
 	f.rec.Inc(metrics.CallsNotMade)
 	if t, ok := ctx.Value(turnKey{}).(*turnCall); ok {
 		f.notMadeBy[t.phase].Add(1)
@@ -319,13 +330,14 @@ func (f *Fleet) notMade(ctx context.Context) {
 type PhaseTurns struct {
 	Turns   int64 `json:"turns"`          // turns its schedule gave them
 	NotMade int64 `json:"calls_not_made"` // of them, turns with no live session to call on
+	Skipped int64 `json:"calls_skipped"`  // of them, turns missed behind a call still running
 }
 
 // PhaseTurns returns the group's turns by phase index (GroupConfig.PhaseAt).
 func (f *Fleet) PhaseTurns() []PhaseTurns {
 	out := make([]PhaseTurns, len(f.turnsBy))
 	for i := range out {
-		out[i] = PhaseTurns{Turns: f.turnsBy[i].Load(), NotMade: f.notMadeBy[i].Load()}
+		out[i] = PhaseTurns{Turns: f.turnsBy[i].Load(), NotMade: f.notMadeBy[i].Load(), Skipped: f.skippedBy[i].Load()}
 	}
 	return out
 }
