@@ -32,9 +32,25 @@ func (r *runner) measuredNothing(problems []string) []string {
 		if slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, "group "+name+":") }) {
 			continue
 		}
+		if len(r.w.Faults) > 0 && !serverSpoke(rec) {
+			// Only connections refused, reset or timed out, in a workload that cuts them: on a
+			// starved machine a short calls phase can pass inside its own outage.
+			continue
+		}
 		out = append(out, fmt.Sprintf("group %s: no tool call succeeded in the calls phases, so the run measured nothing (%s)", name, r.whatWasSent(i, rec)))
 	}
 	return out
+}
+
+// serverSpoke says whether some of a group's failures were the server's answers (a status, a
+// broken reply, something over a cap, a JSON-RPC error), not only lost connections.
+func serverSpoke(rec *metrics.Recorder) bool {
+	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+		if k != metrics.ErrConnect && k != metrics.ErrTimeout && k != metrics.ErrReset && rec.Errors(k) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // whatWasSent says what group i got instead of results: its errors by kind and the first of
