@@ -90,8 +90,8 @@ func prepareLean(endpoint string, o Options, dials *atomic.Int64) func(context.C
 		HTTP:           &http.Client{Transport: bound(wire.Streaming(tr), o.Workers)},
 		Protocol:       wire.Protocol20251125,
 		RequestTimeout: 30 * time.Second,
-		MaxBody:        4 << 20,
-		MaxEvent:       1 << 20,
+		MaxBody:        wire.MaxBody,
+		MaxEvent:       wire.MaxEvent,
 		ClientName:     "mcpchaos-bench",
 	}
 	pol, _ := policy.New("probe", policy.Config{Retries: 3})

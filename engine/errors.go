@@ -9,16 +9,21 @@ import (
 // partial and marked interrupted.
 var ErrInterrupted = errors.New("interrupted")
 
-// ConfigError is a mistake in what the run was asked to do (a header variable that is not
-// set, an unreadable CA file, a fault the toxiproxy-server refuses): nothing ran and there
-// is no export.
-type ConfigError struct{ Err error }
+// ConfigError is a mistake in what the run was asked to do (an invalid value of the workload
+// or the plan, a header variable that is not set, an unreadable CA file, a fault the
+// toxiproxy-server refuses): nothing ran and there is no export. Field names the value at
+// fault as a workload file does (groups[0].clients, target.url, thresholds (added)[0],
+// shard, toxiproxy, labels), or is empty when the mistake is not one field's.
+type ConfigError struct {
+	Field string
+	Err   error
+}
 
 func (e *ConfigError) Error() string { return e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configErr(format string, args ...any) error {
-	return &ConfigError{fmt.Errorf(format, args...)}
+	return &ConfigError{Err: fmt.Errorf(format, args...)}
 }
 
 // SetupError is a run that could not start (the target unreachable, its certificate refused,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -23,6 +24,11 @@ func Example() {
 	for i := range w.Groups {
 		w.Groups[i].Clients = 5
 	}
+	// NewPlan holds a workload changed in Go to the rules of a file (Workload.Validate): a
+	// value no file could hold (Clients = -3, two groups of one name, an unknown probe) is a
+	// *engine.ConfigError naming the field, and nothing starts. The export names this run's
+	// workload "builtin:seed-incident-fast (changed in Go)", with a hash of its own, so that
+	// compare never takes it for a run of the file's 25 clients a group.
 	plan, err := engine.NewPlan(w)
 	if err != nil {
 		fmt.Println(err)
@@ -34,9 +40,9 @@ func Example() {
 		return
 	}
 	naive, probe := exp.Group("naive"), exp.Group("probe")
-	fmt.Println("naive misattributes errors:", naive.Counters["misattributed_errors"] > 0)
-	fmt.Println("naive retries into dead sessions:", naive.Counters["retries_against_dead"] > 0)
-	fmt.Println("probe misattributes errors:", probe.Counters["misattributed_errors"] > 0)
+	fmt.Println("naive misattributes errors:", naive.Counter(metrics.MisattributedErrors) > 0)
+	fmt.Println("naive retries into dead sessions:", naive.Counter(metrics.RetriesAgainstDead) > 0)
+	fmt.Println("probe misattributes errors:", probe.Counter(metrics.MisattributedErrors) > 0)
 	// Output:
 	// naive misattributes errors: true
 	// naive retries into dead sessions: true

@@ -75,13 +75,10 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		PlannedSeconds: r.w.Duration.Seconds(),
 		Interrupted:    interrupted,
 		Proxies:        r.proxies,
-		Shard:          r.plan.Shard,
+		Shard:          r.exportedShard(),
 	}
 	run.ID, run.Labels = r.id, r.plan.Labels
 	if r.late > 0 && run.Shard != nil {
-		s := *run.Shard
-		s.LateS = roundS(r.late)
-		run.Shard = &s
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}
 	r.describeTarget(&run)
@@ -171,19 +168,11 @@ func (r *runner) noSessions() string {
 	}
 	// The counters' atomics, not Snapshot: merging every histogram here doubled the work
 	// between the fleets' end and the export (seconds on a loaded machine).
-	var started int64
-	errs := map[string]int64{}
-	for _, rec := range r.recs {
-		started += rec.Get(metrics.SessionsStarted)
-		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-			if n := rec.Errors(k); n > 0 {
-				errs[k.String()] += n
-			}
-		}
-	}
-	if started > 0 || len(r.recs) == 0 {
+	all := liveGroup(r.recs)
+	if all.counter(metrics.SessionsStarted) > 0 || len(r.recs) == 0 {
 		return ""
 	}
+	errs := all.errors()
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, errs[k]))
@@ -216,4 +205,22 @@ func (r *runner) failedExport(at time.Time, cause error) (*results.Export, error
 		return nil, errors.Join(&SetupError{cause}, err)
 	}
 	return exp, &SetupError{cause}
+}
+
+// exportedShard is how the export records the plan's shard: which one, the start time the
+// shards agreed on, and how late this one came.
+func (r *runner) exportedShard() *results.Shard {
+	s := r.plan.Shard
+	if s == nil {
+		return nil
+	}
+	out := &results.Shard{Index: s.Index, Count: s.Count}
+	if !r.plan.StartAt.IsZero() {
+		at := r.plan.StartAt.UTC()
+		out.StartAt = &at
+	}
+	if r.late > 0 {
+		out.LateS = roundS(r.late)
+	}
+	return out
 }

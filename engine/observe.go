@@ -15,20 +15,27 @@ import (
 )
 
 // Observer is fed by a run while it goes on, in the manner of k6's outputs: Start once the
-// fleet is set up (an error stops the run before its clients start), Observe every Every()
-// from the run's start (never when Every is 0), Stop once the clients have stopped. Each
-// observer has a goroutine of its own; the workers never call it.
+// fleet is set up (an error stops the run before its clients start), Stop once the clients
+// have stopped. An observer that also wants the live numbers at intervals implements Ticker;
+// the run finds out by a type assertion, so an observer that only starts and stops something
+// (a progress view, an HTTP endpoint) has nothing else to write.
 type Observer interface {
-	Every() time.Duration
 	Start(v *View) error
-	Observe(v *View, now time.Time)
 	Stop(v *View, end time.Time)
+}
+
+// Ticker is an Observer's optional capability: Observe is called every Every() from the run's
+// start (never when Every is 0), on a goroutine of the observer's own; the workers never call
+// it.
+type Ticker interface {
+	Every() time.Duration
+	Observe(v *View, now time.Time)
 }
 
 // View is a run's live numbers, read from the recorders' atomics and the fleets' census.
 type View struct {
 	Workload string
-	Shard    *results.Shard
+	Shard    *Shard            // nil: the whole fleet
 	Start    time.Time         // when the clients start
 	Planned  time.Duration     // how long the run is planned to last
 	RunID    string            // the run's id, as its export records it
@@ -57,7 +64,7 @@ type GroupStatus struct {
 	Withheld string
 }
 
-func newView(w string, shard *results.Shard, planned time.Duration, fleets []*fleet.Fleet, recs []*metrics.Recorder) *View {
+func newView(w string, shard *Shard, planned time.Duration, fleets []*fleet.Fleet, recs []*metrics.Recorder) *View {
 	return &View{Workload: w, Shard: shard, Planned: planned, fleets: fleets, recs: recs, believed: make([]atomic.Int64, len(recs))}
 }
 
@@ -116,29 +123,7 @@ func (v *View) Recorders() []*metrics.Recorder { return v.recs }
 // Believed is group i's sessions believed live but dead at the last census (Groups).
 func (v *View) Believed(i int) int64 { return v.believed[i].Load() }
 
-// live reads recorders' counters, errors and false-healthy time now (no histograms), as a
-// results.Group that the threshold vocabulary can read: one group's, or their sum
-// ("overall") when given several.
-func live(recs ...*metrics.Recorder) results.Group {
-	g := results.Group{Counters: map[string]int64{}, Errors: map[string]int64{}}
-	for _, rec := range recs {
-		g.Name = rec.Name
-		g.Clients += rec.Clients
-		for _, c := range metrics.Counters() {
-			g.Counters[c.String()] += rec.Get(c)
-		}
-		for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
-			g.Errors[k.String()] += rec.Errors(k)
-		}
-		g.FalseHealthySeconds += rec.FalseHealthy().Seconds()
-	}
-	if len(recs) != 1 {
-		g.Name = "overall"
-	}
-	return g
-}
-
-// observing runs the observers: each ticks at start, start+every, ... on a goroutine of its
+// observing runs the observers: each Ticker ticks at start, start+every, ... on a goroutine of its
 // own until ctx ends; stop then calls every Stop.
 type observing struct {
 	v   *View
@@ -148,12 +133,13 @@ type observing struct {
 
 func (o *observing) start(ctx context.Context) {
 	for _, ob := range o.obs {
-		if ob.Every() <= 0 {
+		tk, ok := ob.(Ticker)
+		if !ok || tk.Every() <= 0 {
 			continue
 		}
 		o.wg.Go(func() {
 			defer guard.Catch(ctx, "observer")
-			tick(ctx, o.v.Start, ob.Every(), func(now time.Time) { ob.Observe(o.v, now) })
+			tick(ctx, o.v.Start, tk.Every(), func(now time.Time) { tk.Observe(o.v, now) })
 		})
 	}
 }
@@ -170,7 +156,8 @@ func (o *observing) stop(ctx context.Context, end time.Time) {
 }
 
 // tick calls fn at start, start+every, ... until ctx ends. A tick that comes late (the
-// process starved) is not repeated: the next is the next one due.
+// process starved, or fn took longer than every) is not made up for: the next is the next one
+// due after fn returned.
 func tick(ctx context.Context, start time.Time, every time.Duration, fn func(time.Time)) {
 	timer := time.NewTimer(time.Until(start))
 	defer timer.Stop()
@@ -180,8 +167,8 @@ func tick(ctx context.Context, start time.Time, every time.Duration, fn func(tim
 			return
 		case <-timer.C:
 		}
-		now := time.Now()
-		fn(now)
+		fn(time.Now())
+		now := time.Now() // after fn: the ticks a slow observer missed are skipped, not made up at once
 		next := start.Add(time.Duration(k) * every)
 		for !next.After(now) {
 			k++

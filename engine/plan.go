@@ -1,11 +1,11 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/gate"
-	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -13,7 +13,7 @@ import (
 // thresholds to judge and when to start. NewPlan builds it without I/O.
 type Plan struct {
 	Workload   *workloads.Workload
-	Shard      *results.Shard   // nil: the whole fleet
+	Shard      *Shard           // nil: the whole fleet
 	StartAt    time.Time        // zero: as soon as set up
 	Thresholds []gate.Threshold // the workload's, then the options'
 	// Labels say what the run tested (release, commit, environment): the export records them,
@@ -48,8 +48,18 @@ func WithToxiproxy(api string) PlanOption {
 
 // WithShard runs every count-th client of each group, from client index (counted from 0).
 func WithShard(index, count int) PlanOption {
-	return func(d *planDraft) { d.plan.Shard = &results.Shard{Index: index, Count: count} }
+	return func(d *planDraft) { d.plan.Shard = &Shard{Index: index, Count: count} }
 }
+
+// MaxShards bounds a plan's shard count.
+const MaxShards = 10000
+
+// Shard is the part of a fleet one process runs: in every group, the clients whose number
+// modulo Count is Index. (The export records it as a results.Shard, with the agreed start
+// time and how late this shard came.)
+type Shard struct{ Index, Count int }
+
+func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
 // WithStartAt starts the clients at t (shards starting together).
 func WithStartAt(t time.Time) PlanOption {
@@ -95,25 +105,28 @@ func WithGroupOverrides(o GroupOverrides) PlanOption {
 	return func(d *planDraft) { d.groups = &o }
 }
 
-// NewPlan applies the options to w (which it does not change) and checks the result once.
+// NewPlan applies the options to w (which it does not change) and checks the result once,
+// with Workload.Validate: a workload changed in Go is held to the rules of a workload file. Its
+// error is a *ConfigError naming the field at fault (groups[0].clients, thresholds[1], shard,
+// toxiproxy, target.url, labels); it never panics on a value a caller can set.
 func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
-	if w == nil || len(w.Groups) == 0 {
-		return nil, configErr("the workload has no groups")
+	if w == nil {
+		return nil, &ConfigError{Field: "workload", Err: errors.New("no workload; load one with workloads.Load or workloads.Builtin")}
 	}
 	var d planDraft
 	for _, o := range opts {
 		o(&d)
 	}
 	p := d.plan
-	extra := p.Thresholds
-	p.Thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), extra...)
-	if err := checkThresholds(w, extra); err != nil {
+	if err := invalid(w.Validate()); err != nil {
 		return nil, err
 	}
+	w = w.AsRun() // a workload changed in Go is named as such in the export
+	if err := invalid(w.CheckThresholds("thresholds (added)", p.Thresholds)); err != nil {
+		return nil, err
+	}
+	p.Thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), p.Thresholds...)
 	if d.toxiproxy != nil {
-		if msg := workloads.CheckToxiproxyURL(*d.toxiproxy); msg != "" {
-			return nil, configErr("toxiproxy %s", msg)
-		}
 		c := *w
 		c.Toxiproxy = *d.toxiproxy
 		w = &c
@@ -121,33 +134,46 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if d.target != nil {
 		nw, err := w.WithTarget(*d.target)
 		if err != nil {
-			return nil, &ConfigError{fmt.Errorf("%s: %w", whereOf(*d.target), err)}
+			return nil, &ConfigError{Field: "target", Err: fmt.Errorf("%s: %w", whereOf(*d.target), err)}
 		}
 		w = nw
 	}
 	if d.groups != nil {
 		w = overrideGroups(w, *d.groups)
 	}
-	if s := p.Shard; s != nil {
-		if s.Count < 1 || s.Index < 0 || s.Index >= s.Count {
-			return nil, configErr("shard %d/%d: the index counts from 0 and must be below the count", s.Index, s.Count)
+	if d.toxiproxy != nil || d.target != nil || d.groups != nil {
+		if err := invalid(w.Validate()); err != nil { // what the options changed
+			return nil, err
 		}
-		if !p.StartAt.IsZero() {
-			at := p.StartAt.UTC()
-			s.StartAt = &at
+	}
+	if s := p.Shard; s != nil {
+		switch {
+		case s.Count < 1 || s.Count > MaxShards:
+			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the shard count must be between 1 and %d", s.Index, s.Count, MaxShards)}
+		case s.Index < 0 || s.Index >= s.Count:
+			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the index counts from 0, so it must be between 0 and %d", s.Index, s.Count, s.Count-1)}
 		}
 		w = shardWorkload(w, s)
 	}
 	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
-		return nil, &ConfigError{err}
+		return nil, &ConfigError{Field: "groups", Err: err}
 	}
 	for k := range p.Labels {
 		if k == "" {
-			return nil, configErr("a run label needs a key: write key=value, e.g. release=v1.4.2")
+			return nil, &ConfigError{Field: "labels", Err: errors.New("a run label needs a key: write key=value, e.g. release=v1.4.2")}
 		}
 	}
 	p.Workload = w
 	return &p, nil
+}
+
+// invalid is Validate's error as a ConfigError naming the first field at fault.
+func invalid(err error) error {
+	var ve *workloads.ValidationError
+	if err == nil || !errors.As(err, &ve) || len(ve.Errs) == 0 {
+		return err
+	}
+	return &ConfigError{Field: ve.Errs[0].Field, Err: err}
 }
 
 func whereOf(t workloads.Target) string {
@@ -155,26 +181,6 @@ func whereOf(t workloads.Target) string {
 		return t.Where
 	}
 	return "target"
-}
-
-// checkThresholds checks that every added threshold names a group of w, and that those that
-// abort can be judged before the end.
-func checkThresholds(w *workloads.Workload, ths []gate.Threshold) error {
-	groups := map[string]bool{"overall": true}
-	for _, g := range w.Groups {
-		groups[g.Name] = true
-	}
-	for _, th := range ths {
-		if !groups[th.Scope] {
-			return configErr("threshold %q: workload %s has no group %q", th.Expr, w.Name, th.Scope)
-		}
-		if th.AbortOnFail {
-			if err := th.EarlyError(); err != nil {
-				return configErr("threshold %q: %v", th.Expr, err)
-			}
-		}
-	}
-	return nil
 }
 
 // overrideGroups is w with o applied to every group. A tool given this way has no line in the
@@ -209,7 +215,7 @@ func overrideGroups(w *workloads.Workload, o GroupOverrides) *workloads.Workload
 // fewer than the shards has none on some shards; it still has its proxy and its (empty)
 // numbers there, so that every shard's export has every group. The workload's name and hash
 // are unchanged: they identify the run the shards belong to.
-func shardWorkload(w *workloads.Workload, s *results.Shard) *workloads.Workload {
+func shardWorkload(w *workloads.Workload, s *Shard) *workloads.Workload {
 	cp := *w
 	cp.Groups = append([]workloads.GroupSpec(nil), w.Groups...)
 	for i := range cp.Groups {

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -28,11 +27,11 @@ func TestShareOf(t *testing.T) {
 
 func TestShardWorkload(t *testing.T) {
 	w := tinyWorkload(t, "tiny", 3)
-	part := shardWorkload(w, &results.Shard{Index: 3, Count: 4})
+	part := shardWorkload(w, &Shard{Index: 3, Count: 4})
 	if part.Groups[0].Clients != 0 || part.Groups[1].Clients != 0 {
 		t.Errorf("shard 3/4 of 3 clients: %d, %d, want none", part.Groups[0].Clients, part.Groups[1].Clients)
 	}
-	if part = shardWorkload(w, &results.Shard{Index: 0, Count: 2}); part.Groups[0].Clients != 2 || part.Hash != w.Hash || part.Name != w.Name {
+	if part = shardWorkload(w, &Shard{Index: 0, Count: 2}); part.Groups[0].Clients != 2 || part.Hash != w.Hash || part.Name != w.Name {
 		t.Errorf("shard 0/2: %+v", part.Groups[0])
 	}
 	if w.Groups[0].Clients != 3 {

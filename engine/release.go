@@ -50,7 +50,7 @@ func (r *runner) prepareActions() error {
 	if r.w.Target.Builtin == nil {
 		h, err := r.w.Target.ExpandHeaders(os.LookupEnv)
 		if err != nil {
-			return &ConfigError{err}
+			return &ConfigError{Err: err}
 		}
 		for _, vs := range h {
 			headerSecrets = append(headerSecrets, vs...)
@@ -62,7 +62,7 @@ func (r *runner) prepareActions() error {
 		}
 		a, err := buildAction(f, headerSecrets)
 		if err != nil {
-			return &ConfigError{err}
+			return &ConfigError{Err: err}
 		}
 		r.rel.actions = append(r.rel.actions, faults.ScheduledAction{Name: f.Name, At: f.At, Action: a})
 	}
@@ -71,7 +71,7 @@ func (r *runner) prepareActions() error {
 			continue
 		}
 		if r.inst == nil || r.inst.Cluster == nil { // --target, or --procs (whose shards get --target)
-			return &ConfigError{fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
+			return &ConfigError{Err: fmt.Errorf("%s: %s acts on the reference server run by this process; it cannot run against a URL target (--target, --procs): use exec there", f.Where, f.Action.Kind)}
 		}
 	}
 	return nil

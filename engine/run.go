@@ -16,6 +16,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -49,12 +50,25 @@ type runner struct {
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
-// the planned time (or until ctx ends: an interrupt), and returns the export. Whenever the
-// run got past its checks, the export is returned, with the reason in run.error when the run
-// failed (SetupError, MeasureError, PanicError). No export comes with a ConfigError (a
-// mistake in what was asked, found before anything ran), with ErrInterrupted during set-up
-// (nothing ran), with a start time that passed during set-up, or with an observer that could
-// not start.
+// the planned time (or until ctx ends: an interrupt), and returns the export. It writes no
+// files and prints nothing (WithStderr receives what must be said at once: a panic's stack).
+//
+// Which errors come with an export (tested by TestRunExportErrorContract):
+//
+//	nil             export: the run went as planned (its thresholds judged in exp.Thresholds)
+//	*MeasureError   export: the run went on but could not measure what it was asked; run.error says why
+//	*AbortError     export: a threshold with abort_on_fail failed for good; run.aborted says which
+//	*PanicError     export: a goroutine of the run panicked; run.error says where (stack on stderr)
+//	*SetupError     export: the run could not start (every group at zero); run.error "could not start: ..."
+//	ErrInterrupted  export once the clients have started (marked interrupted); none during set-up
+//	                or while waiting for the plan's start time
+//	*ConfigError    none: a mistake in what was asked (a header variable unset, an unreadable CA file,
+//	                a fault the toxiproxy-server refuses), found before anything ran
+//	other errors    none: an observer that could not start (its error), a plan's start time that
+//	                passed during set-up; and a *PanicError from Run's own goroutine has none
+//
+// A caller can thus write the export whenever exp != nil, and map the error to its own exit
+// status, as cmd/mcpchaos does.
 func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
@@ -126,7 +140,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 		}
 	}
 	// Before the start (a StartAt ahead): nothing runs yet; an interrupt ends the wait.
-	if !sleepCtx(ctx, time.Until(start)-20*time.Millisecond) {
+	if !sleep.For(ctx, time.Until(start)-20*time.Millisecond) {
 		obs.stop(ctx, time.Now())
 		return nil, ErrInterrupted
 	}
@@ -224,21 +238,6 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return exp, &MeasureError{Problems: problems}
 	}
 	return exp, nil
-}
-
-// sleepCtx waits d, or until ctx ends (false).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // close tears everything down; safe on every exit path.

@@ -87,8 +87,8 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		Protocol:       g.Protocol,
 		Generation:     gen.Generation,
 		RequestTimeout: g.RequestTimeout,
-		MaxBody:        4 << 20,
-		MaxEvent:       1 << 20,
+		MaxBody:        wire.MaxBody,
+		MaxEvent:       wire.MaxEvent,
 		ClientName:     "mcpchaos-" + g.Name,
 	}
 	if gen.Generation == wire.Stateless {
@@ -109,10 +109,9 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		// How the clients behave on the wire (fleet.GroupConfig, workloads/clientkeys.go).
 		Arguments: g.Arguments, NoProgressTokens: g.NoProgressTokens, LogLevel: g.LogLevel,
 		Roots: g.Roots, Replies: g.ServerReplies,
-		ReconnectDelay: 100 * time.Millisecond,
-		ReconnectMax:   time.Second,
-		Phases:         len(r.w.Phases),
-		PhaseAt:        phaseAt(r.w.Phases),
+		// ReconnectDelay and ReconnectMax: fleet.NewFleet's defaults, their one source.
+		Phases:  len(r.w.Phases),
+		PhaseAt: phaseAt(r.w.Phases),
 	}
 	r.recs = append(r.recs, rec)
 	r.fleets = append(r.fleets, fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases)))
@@ -143,7 +142,7 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	}
 	header, err := t.ExpandHeaders(os.LookupEnv)
 	if err != nil {
-		return wire.Conn{}, nil, &ConfigError{err}
+		return wire.Conn{}, nil, &ConfigError{Err: err}
 	}
 	conn := wire.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
 	if t.CAFile != "" {
@@ -203,7 +202,7 @@ func (r *runner) negotiate(ctx context.Context, conn wire.Conn) (wire.Negotiated
 	}
 	defer hc.CloseIdleConnections()
 	ep := &wire.Endpoint{URL: conn.URL.String(), HTTP: hc, Protocol: r.w.Groups[0].Protocol,
-		RequestTimeout: r.w.Groups[0].RequestTimeout, MaxBody: 4 << 20, MaxEvent: 1 << 20, ClientName: "mcpchaos"}
+		RequestTimeout: r.w.Groups[0].RequestTimeout, MaxBody: wire.MaxBody, MaxEvent: wire.MaxEvent, ClientName: "mcpchaos"}
 	n, err := ep.Negotiate(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -115,18 +115,3 @@ func RunActions(ctx context.Context, env Env, start time.Time, actions []Schedul
 func needTopology(kind string) Outcome {
 	return Outcome{Err: fmt.Errorf("%s needs the built-in reference server; against a URL target, drive your deploy with exec", kind)}
 }
-
-// sleep waits d unless ctx ends first; false if it ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -11,17 +11,10 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
-	zlog "github.com/rs/zerolog/log"
 )
 
 // ErrClosed is returned by an Embedded injector's methods after Close.
 var ErrClosed = errors.New("faults: injector closed")
-
-// silenceGlobalLog quiets zerolog's global logger, which Toxiproxy's
-// bandwidth toxic writes through: its lines would land on top of the
-// progress display. Done once, before any toxic can run, so no goroutine
-// reads the logger while it is replaced.
-var silenceGlobalLog sync.Once
 
 // Embedded is an Injector running Toxiproxy inside this process. It is safe
 // for concurrent use.
@@ -42,9 +35,13 @@ type embeddedProxy struct {
 	toxics map[string]bool // names of the faults in force, "down" included
 }
 
-// NewEmbedded returns an injector with no proxies.
+// NewEmbedded returns an injector with no proxies. Its Toxiproxy server logs nowhere, and it
+// leaves zerolog's global logger to the host program: Toxiproxy's bandwidth toxic (and its
+// link) write through that global logger and cannot be given another, but only at Trace level,
+// which zerolog's default global level (Debug) drops, and one Warn when a toxic could not hand
+// on its last data within 5 s of being removed. A program that wants even that line gone
+// quiets the global logger itself, as the mcpchaos command does.
 func NewEmbedded() (*Embedded, error) {
-	silenceGlobalLog.Do(func() { zlog.Logger = zerolog.Nop() })
 	return &Embedded{
 		srv:     toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 		proxies: make(map[string]*embeddedProxy),

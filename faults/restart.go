@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 )
 
 // Restart restarts one replica, or every replica one after another with
@@ -37,7 +39,7 @@ func (r Restart) Do(ctx context.Context, env Env) Outcome {
 	first := env.Since()
 	for i, slot := range slots {
 		// Each replica at its own offset from the first, so slow restarts do not stretch the roll.
-		if i > 0 && !sleep(ctx, first+time.Duration(i)*r.Delay-env.Since()) {
+		if i > 0 && !sleep.For(ctx, first+time.Duration(i)*r.Delay-env.Since()) {
 			break
 		}
 		at := env.Since()

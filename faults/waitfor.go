@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 )
 
 // WaitFor waits until the target is ready: a URL answers 2xx, or a command
@@ -45,7 +47,7 @@ func (w WaitFor) Do(ctx context.Context, env Env) Outcome {
 			return Outcome{Detail: fmt.Sprintf("%s ready after %s (%d attempts)", what, time.Since(began).Round(time.Millisecond), attempt)}
 		}
 		last = why
-		if !sleep(ctx, interval) {
+		if !sleep.For(ctx, interval) {
 			return Outcome{Detail: "not ready", Err: fmt.Errorf("%s not ready within %s (%d attempts; last: %s)", what, w.Timeout, attempt, last)}
 		}
 	}

@@ -65,8 +65,6 @@ func mcpgoServer(t *testing.T, opts ...mcpgoserver.StreamableHTTPOption) *url.UR
 	return serve(t, mcpgoserver.NewStreamableHTTPServer(s, opts...), "/mcp")
 }
 
-func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
-
 // sortedStore is the TypeScript SDK's example InMemoryEventStore, in Go, behind mcp-go's
 // transport: one store for all sessions, never purged, ids "<stream>_<ms>_<random>", and a
 // replay that walks the ids sorted as strings (so an event of the same millisecond may sort

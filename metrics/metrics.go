@@ -335,25 +335,3 @@ func (s *Snapshot) RetryAmplification() float64 {
 	}
 	return float64(s.Counters[DeadSessionRequests]) / float64(dead)
 }
-
-// Merge adds o's numbers into s (used for the overall row and, later, for shards). Names are
-// left as they are.
-func (s *Snapshot) Merge(o *Snapshot) {
-	s.Clients += o.Clients
-	for i := range s.Counters {
-		s.Counters[i] += o.Counters[i]
-	}
-	for i := range s.Errors {
-		s.Errors[i] += o.Errors[i]
-	}
-	for i := range s.States {
-		s.States[i] += o.States[i]
-	}
-	s.FalseHealthySeconds += o.FalseHealthySeconds
-	for h := range s.Hists {
-		if s.Hists[h] == nil {
-			s.Hists[h] = NewHistogram()
-		}
-		s.Hists[h].Merge(o.Hists[h])
-	}
-}

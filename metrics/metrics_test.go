@@ -42,33 +42,6 @@ func TestRecordClampsOutOfRange(t *testing.T) {
 	}
 }
 
-// Merging snapshots gives the numbers one recorder holding every sample would give.
-func TestSnapshotMergeIsExact(t *testing.T) {
-	a, b, all := NewRecorder("a", "naive", 3), NewRecorder("b", "naive", 4), NewRecorder("all", "naive", 7)
-	for i := range 500 {
-		d := time.Duration(i*37%1000+1) * time.Millisecond
-		target := a
-		if i%3 == 0 {
-			target = b
-		}
-		target.Record(ToolCallLatency, i, d)
-		all.Record(ToolCallLatency, i, d)
-		target.Inc(ToolCallsOK)
-		all.Inc(ToolCallsOK)
-	}
-	m := a.Snapshot()
-	m.Merge(b.Snapshot())
-	want := all.Snapshot()
-	if m.Clients != 7 || m.Counter(ToolCallsOK) != want.Counter(ToolCallsOK) {
-		t.Fatalf("merged clients %d calls %d, want 7 and %d", m.Clients, m.Counter(ToolCallsOK), want.Counter(ToolCallsOK))
-	}
-	for _, q := range []float64{50, 90, 99, 99.9, 100} {
-		if got, w := m.Hist(ToolCallLatency).ValueAtQuantile(q), want.Hist(ToolCallLatency).ValueAtQuantile(q); got != w {
-			t.Errorf("p%v: merged %d, single %d", q, got, w)
-		}
-	}
-}
-
 func TestStateGauges(t *testing.T) {
 	g := NewRecorder("g", "probe", 2)
 	g.Enter(StateStarting)

@@ -10,12 +10,19 @@ import (
 // or value. Msg says what is wrong and, after a semicolon, what to do.
 type Error struct {
 	File      string
-	Line, Col int    // 1-based
+	Line, Col int    // 1-based; 0 for a mistake Validate found in a Workload, not in a file
 	Field     string // e.g. "groups[1].clients"; empty for YAML syntax errors
 	Msg       string
 }
 
 func (e *Error) Error() string {
+	if e.Line == 0 { // found by Validate in a Workload, not placed in a file
+		file := e.File
+		if file == "" {
+			file = "workload"
+		}
+		return fmt.Sprintf("%s: %s: %s", file, e.Field, e.Msg)
+	}
 	if e.Field == "" {
 		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
 	}

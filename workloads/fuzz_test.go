@@ -148,7 +148,7 @@ func TestAliasHeavyFileIsQuick(t *testing.T) {
 	}
 	// The work is bounded by what it allocates, which unlike its wall time does not depend on
 	// how busy the machine is.
-	err, alloc := parseAlloc(t, "fuzz.yaml", b.String())
+	alloc, err := parseAlloc(t, "fuzz.yaml", b.String())
 	t.Logf("allocated %d MB", alloc>>20)
 	if alloc > 256<<20 {
 		t.Errorf("allocated %d MB", alloc>>20)

@@ -62,20 +62,25 @@ const (
 	MaxClientsPerProcess = 100_000
 )
 
-const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (README \"Shards and Kubernetes\")"
+const shardHint = "run a large fleet as shards: --procs N on one machine, --shard INDEX/COUNT on several (docs/shards.md)"
 
 // CheckClientsPerProcess tells whether one process can run w, the part of a fleet it is given
 // (a shard's part, or the whole workload), within MaxClientsPerProcess.
 func (w *Workload) CheckClientsPerProcess() error {
-	total := 0
-	for _, g := range w.Groups {
-		total += g.Clients
-	}
-	if total > MaxClientsPerProcess {
+	if total := w.Clients(); total > MaxClientsPerProcess {
 		return fmt.Errorf("workload %s: one process would run %d clients, more than %d; %s",
 			w.Name, total, MaxClientsPerProcess, shardHint)
 	}
 	return nil
+}
+
+// Clients is how many clients w runs, over all its groups: the one sum of a workload's groups.
+func (w *Workload) Clients() int {
+	total := 0
+	for _, g := range w.Groups {
+		total += max(g.Clients, 0)
+	}
+	return total
 }
 
 func (d *decoder) group(e ast.Node, path string, run runLength, names map[string]ast.Node) GroupSpec {

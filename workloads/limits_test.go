@@ -9,14 +9,14 @@ import (
 	"testing"
 )
 
-// parseAlloc parses src and returns the error and the bytes allocated meanwhile.
-func parseAlloc(t *testing.T, name, src string) (error, uint64) {
+// parseAlloc parses src and returns the bytes allocated meanwhile and the error.
+func parseAlloc(t *testing.T, name, src string) (uint64, error) {
 	t.Helper()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, err := Parse(name, []byte(src))
 	runtime.ReadMemStats(&after)
-	return err, after.TotalAlloc - before.TotalAlloc
+	return after.TotalAlloc - before.TotalAlloc, err
 }
 
 // Deep nesting is refused before the parser sees it: 32,000 "[" (64 KB) took the parser
@@ -37,7 +37,7 @@ func TestDeepNestingRefusedBeforeParsing(t *testing.T) {
 		{"indented block sequences", indented.String(), maxDepth, 2*maxDepth - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err, alloc := parseAlloc(t, "deep.yaml", tc.src)
+			alloc, err := parseAlloc(t, "deep.yaml", tc.src)
 			want := fmt.Sprintf("deep.yaml:%d:%d: nested more than %d levels deep", tc.line, tc.col, maxDepth)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Fatalf("got %v, want %s", err, want)

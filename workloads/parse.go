@@ -89,6 +89,10 @@ func Parse(name string, data []byte) (w *Workload, err error) {
 	sum := sha256.Sum256(data)
 	w.Source = name
 	w.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	if err := w.Validate(); err != nil { // the decoder placed every mistake it knows; this is the rest
+		return nil, err
+	}
+	w.decodedAs = w.fingerprint()
 	return w, nil
 }
 

@@ -29,6 +29,7 @@ type Workload struct {
 	Thresholds []gate.Threshold
 
 	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
+	decodedAs  string           // fingerprint of the values Parse returned (validate.go); "" for one built in Go
 }
 
 // WaitsForTTL names the first phase that waits for the session TTL ("ttl±DUR"), "" when none

@@ -295,21 +295,6 @@ func (c *Client) finish(ctx context.Context, end time.Time) {
 	c.f.done(h.s)
 }
 
-// sleep waits d or until ctx ends; it reports whether the full wait happened.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // backoff doubles a delay from base up to ceiling.
 type backoff struct{ base, ceiling, cur time.Duration }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -70,7 +71,7 @@ func (c *Client) runSDK(ctx context.Context) {
 			if ctx.Err() == nil {
 				c.f.failed(err)
 			}
-			sleep(ctx, backoff.next())
+			sleep.For(ctx, backoff.next())
 			continue
 		}
 		backoff.reset()

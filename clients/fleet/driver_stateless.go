@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -76,7 +77,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 			c.f.surfaced(rep, err, false)
 			return
 		}
-		if !sleep(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
+		if !sleep.For(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
 			return
 		}
 	}

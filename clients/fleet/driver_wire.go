@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -32,7 +33,7 @@ func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
 			if ctx.Err() == nil {
 				c.f.failed(err)
 			}
-			sleep(ctx, backoff.next())
+			sleep.For(ctx, backoff.next())
 			continue
 		}
 		backoff.reset()
@@ -90,7 +91,7 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 		c.account(h, sent, f.Status, attempt > 1)
 		switch c.f.policy.AfterFailure(f) {
 		case policy.Retry:
-			if !sleep(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
+			if !sleep.For(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
 				return
 			}
 		case policy.SessionDead:

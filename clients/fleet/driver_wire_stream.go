@@ -12,6 +12,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/mcpwire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
@@ -120,7 +121,7 @@ func (c *Client) openFirst(h *held) *wire.Stream {
 		default:
 			c.f.rec.Error(metrics.ErrStatus)
 		}
-		sleep(h.ctx, b.next())
+		sleep.For(h.ctx, b.next())
 	}
 	return nil
 }
@@ -173,7 +174,7 @@ func (c *Client) answerEvent(h *held, data string) {
 // when the session was abandoned or the run ended.
 func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay time.Duration) (*wire.Stream, *judgement) {
 	b := newBackoff(delay, max(delay, c.f.cfg.ReconnectMax))
-	for sleep(h.ctx, b.next()) {
+	for sleep.For(h.ctx, b.next()) {
 		sent := time.Now()
 		st, err := h.s.OpenStream(h.ctx, *cursor)
 		if err != nil {

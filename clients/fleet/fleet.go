@@ -13,6 +13,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/truth"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -190,7 +191,7 @@ func (f *Fleet) Run(ctx context.Context, start time.Time) {
 		f.schedule(ctx, start)
 	})
 	for i, c := range f.clients {
-		if !sleep(ctx, time.Until(start.Add(f.startOffset(i)))) {
+		if !sleep.For(ctx, time.Until(start.Add(f.startOffset(i)))) {
 			break
 		}
 		f.rec.Enter(metrics.StateStarting)

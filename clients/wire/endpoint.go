@@ -71,6 +71,13 @@ func NewTransport(maxConns int) *http.Transport {
 // MaxHeaderBytes caps a response's header block, on pooled connections and held streams alike.
 const MaxHeaderBytes = 64 << 10
 
+// The caps a run's endpoints put on what a server sends (Endpoint.MaxBody, Endpoint.MaxEvent):
+// one place for every endpoint the engine and the bench make (inspect keeps its own, smaller).
+const (
+	MaxBody  = 4 << 20 // a JSON body
+	MaxEvent = 1 << 20 // one SSE event, and so one SSE line
+)
+
 // maxSessionID caps the length of a session id the client accepts: it is sent back on every
 // request, so a huge one would cost every request of the session.
 const maxSessionID = 1 << 10

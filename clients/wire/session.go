@@ -10,11 +10,11 @@ import (
 	"mime"
 	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/mcpwire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
@@ -238,7 +238,7 @@ func (s *Session) readSSE(ctx context.Context, rep *Reply, body io.Reader, id js
 	cursor := ""
 	done, err := s.readReply(ctx, rep, body, id, &cursor, &retry)
 	for tries := 0; !done && resumable(err) && cursor != "" && s.ID != "" && tries < maxResumes && ctx.Err() == nil; tries++ {
-		if !sleep(ctx, RetryDelay(retry.Load(), 0, s.ep.RequestTimeout/4)) {
+		if !sleep.For(ctx, RetryDelay(retry.Load(), 0, s.ep.RequestTimeout/4)) {
 			break
 		}
 		st, oerr := s.OpenStream(ctx, cursor)
@@ -295,20 +295,4 @@ func resumable(err error) bool {
 	}
 	k := Kind(err)
 	return k == metrics.ErrReset || k == metrics.ErrTimeout && !errors.Is(err, context.DeadlineExceeded)
-}
-
-// sleep waits d or until ctx ends; it reports whether the full wait happened. (The fleet keeps
-// its own: neither package may reach into the other.)
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -12,12 +12,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
+
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
-// Exit codes, documented in the README.
+// Exit codes, documented in docs/commands.md ("Exit status").
 const (
 	exitOK          = 0
 	exitRuntime     = 1   // the run could not be carried out
@@ -65,6 +68,9 @@ func exitCode(err error) int {
 }
 
 func main() {
+	// The process is the command's: zerolog's global logger, which embedded Toxiproxy's
+	// bandwidth toxic writes through (faults.NewEmbedded), must not draw over the progress view.
+	zlog.Logger = zerolog.Nop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	abandon := &engine.Abandoner{}

@@ -25,9 +25,6 @@ type progressObserver struct {
 	done  bool
 }
 
-func (p *progressObserver) Every() time.Duration            { return 0 }
-func (p *progressObserver) Observe(*engine.View, time.Time) {}
-
 // Start shows progress from the run's start: with a start time ahead, nothing is shown while
 // the run waits for it.
 func (p *progressObserver) Start(v *engine.View) error {
@@ -93,9 +90,6 @@ type metricsObserver struct {
 	lm       *liveMetrics
 	finished atomic.Bool // read by scrapes: mcpchaos_run_finished
 }
-
-func (m *metricsObserver) Every() time.Duration            { return 0 }
-func (m *metricsObserver) Observe(*engine.View, time.Time) {}
 
 func (m *metricsObserver) Start(v *engine.View) error {
 	labels := map[string]string{"workload": v.Workload, "run_id": v.RunID}

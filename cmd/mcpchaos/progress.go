@@ -221,7 +221,7 @@ const statusPrefix = "mcpchaos-status "
 //
 // time is when it was written (UTC), elapsed_s the seconds since the run's start (negative
 // while waiting for --start-at), phase and faults what is in force, groups each group's row
-// (groupStatus). README, "Live progress".
+// (groupStatus). docs/commands.md, "Progress".
 type statusLine struct {
 	Time     time.Time     `json:"time"`
 	ElapsedS float64       `json:"elapsed_s"`

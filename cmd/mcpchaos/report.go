@@ -19,8 +19,8 @@ func newReportCmd() *cobra.Command {
 		Long: `Write an HTML report of the given exports: for each run its thresholds, counters per group
 side by side, latency percentile curves (HdrHistogram style: the tail on a log scale), and the
 session-state timeline with the fault windows marked; given several runs, trends across them
-(oldest first). The file is self-contained: plots are inline SVG drawn by gonum/plot, the font
-is embedded, and it loads nothing from the network, so it can be archived as a CI artifact and
+(oldest first). The file is self-contained: plots are inline SVG written directly, with no
+script, and it loads nothing from the network (no font, no stylesheet), so it can be archived as a CI artifact and
 opened offline. -o - writes it to stdout.`,
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {

@@ -35,8 +35,10 @@ type runFlags struct {
 	procs         int // --procs N: run as N local shard processes (procs.go)
 }
 
-func newRunCmd() *cobra.Command {
-	var fl runFlags
+func newRunCmd() *cobra.Command { return runCommand(&runFlags{}) }
+
+// runCommand is the run command with its flags parsed into fl (the docs test reads them).
+func runCommand(fl *runFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run WORKLOAD",
 		Short: "Run a workload: a fleet of sessions, faults, TTLs running out; export the numbers",
@@ -60,11 +62,6 @@ Merge their exports with mcpchaos merge; a shard records its thresholds but leav
 verdict to the merge (except for abort_on_fail, which stops it with status 99).`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			switch fl.progress {
-			case "auto", "bars", "lines", "off", "json":
-			default:
-				return usagef("--progress %q: want auto, bars, lines, json or off", fl.progress)
-			}
 			w, err := workloads.Resolve(a[0])
 			if err != nil {
 				return err
@@ -73,16 +70,10 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 			if err != nil {
 				return err
 			}
-			if fl.procs < 0 || fl.procs > 64 {
-				return usagef("--procs %d: want 1 to 64 processes", fl.procs)
-			}
 			if fl.procs > 1 {
-				if fl.shard != "" || fl.startAt != "" {
-					return usagef("--procs shards the run itself; leave out --shard and --start-at")
-				}
-				return runProcs(cmd.Context(), a[0], plan.Workload, fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runProcs(cmd.Context(), a[0], plan.Workload, *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			return run(cmd.Context(), plan, fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return run(cmd.Context(), plan, *fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -107,6 +98,17 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 // plan turns the workload and the run's flags into the engine's plan: every flag is checked
 // here (usage errors, exit 2), and applied once, by engine.NewPlan.
 func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
+	switch fl.progress {
+	case "auto", "bars", "lines", "off", "json":
+	default:
+		return nil, usagef("--progress %q: want auto, bars, lines, json or off", fl.progress)
+	}
+	if fl.procs < 0 || fl.procs > 64 {
+		return nil, usagef("--procs %d: want 1 to 64 processes", fl.procs)
+	}
+	if fl.procs > 1 && (fl.shard != "" || fl.startAt != "") {
+		return nil, usagef("--procs shards the run itself; leave out --shard and --start-at")
+	}
 	opts, err := fl.target.options(w)
 	if err != nil {
 		return nil, err
@@ -160,7 +162,7 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 	}
 	plan, err := engine.NewPlan(w, opts...)
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, flagError(err)
 	}
 	return plan, nil
 }

@@ -29,7 +29,7 @@ func applyTarget(tf targetFlags, w *workloads.Workload) (*workloads.Workload, er
 	}
 	plan, err := engine.NewPlan(w, opts...)
 	if err != nil {
-		return nil, &usageError{err}
+		return nil, flagError(err)
 	}
 	return plan.Workload, nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -33,18 +35,16 @@ func (tf *targetFlags) register(f *pflag.FlagSet) {
 	tf.set = func(name string) bool { return f.Changed(name) }
 }
 
-// options are the flags' overrides of w's target and injector, checked, as plan options:
-// engine.NewPlan applies them once.
+// options are the flags' overrides of w's target and injector, as plan options: engine.NewPlan
+// applies and checks them once, and its errors name the field, which flagError turns back into
+// the flag.
 func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, error) {
 	if tf.set == nil {
 		return nil, nil
 	}
 	var opts []engine.PlanOption
 	if tf.set("toxiproxy") {
-		if msg := workloads.CheckToxiproxyURL(tf.toxiproxy); msg != "" {
-			return nil, usagef("--toxiproxy %s", msg)
-		}
-		opts = append(opts, engine.WithToxiproxy(tf.toxiproxy))
+		opts = append(opts, engine.WithToxiproxy(tf.toxiproxy)) // checked by engine.NewPlan
 	}
 	changed := false
 	for _, n := range []string{"target", "session-ttl", "header", "ca-file", "insecure-skip-verify", "http2"} {
@@ -55,9 +55,6 @@ func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, erro
 	}
 	t := w.Target
 	if tf.set("target") {
-		if msg := workloads.CheckURL(tf.url); msg != "" {
-			return nil, usagef("--target %s", msg)
-		}
 		if t.Builtin != nil {
 			// The reference server's regime means nothing to a real server; its TTL stays the
 			// declared one unless --session-ttl says otherwise.
@@ -95,9 +92,6 @@ func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, erro
 	if tf.set("http2") {
 		t.HTTP2 = tf.http2
 	}
-	if t.CAFile != "" && t.InsecureSkipVerify {
-		return nil, usagef("--insecure-skip-verify and a CA file exclude each other; keep one")
-	}
 	if t.Where == "" {
 		t.Where = "--target"
 	}
@@ -133,4 +127,51 @@ func (tf *targetFlags) args() []string {
 		a = append(a, "--toxiproxy", tf.toxiproxy)
 	}
 	return a
+}
+
+// flagOf maps the fields the run's flags set to the flags, for errors of engine.NewPlan.
+var flagOf = []struct{ field, flag string }{
+	{"toxiproxy", "--toxiproxy"},
+	{"target.url", "--target"},
+	{"target.session_ttl", "--session-ttl"},
+	{"target.headers", "--header"},
+	{"target.insecure_skip_verify", "--insecure-skip-verify"},
+	{"target", "--target"},
+	{"thresholds (added)", "--threshold"},
+	{"shard", "--shard"},
+	{"labels", "--label"},
+}
+
+// flagError is engine.NewPlan's error as a usage error; a mistake in a field a flag sets is
+// said of the flag (a field the workload file sets was checked, with its line, when the file
+// was read).
+func flagError(err error) error {
+	var ce *engine.ConfigError
+	if !errors.As(err, &ce) {
+		return &usageError{err}
+	}
+	var ve *workloads.ValidationError
+	if !errors.As(err, &ve) {
+		if f := flagFor(ce.Field); f != "" && ce.Field != "target" {
+			return usagef("%s: %v", f, ce.Err)
+		}
+		return &usageError{err}
+	}
+	lines := make([]string, len(ve.Errs))
+	for i, e := range ve.Errs {
+		lines[i] = e.Error()
+		if f := flagFor(e.Field); f != "" {
+			lines[i] = f + ": " + e.Msg
+		}
+	}
+	return usagef("%s", strings.Join(lines, "\n"))
+}
+
+func flagFor(field string) string {
+	for _, m := range flagOf {
+		if field == m.field || strings.HasPrefix(field, m.field+"[") || strings.HasPrefix(field, m.field+".") {
+			return m.flag
+		}
+	}
+	return ""
 }

@@ -205,7 +205,7 @@ groups:
 		want string
 	}{
 		{"--header without a URL target", flags(map[string]string{"header": "X: y"}), "apply to a target given by URL"},
-		{"--target without a scheme", flags(map[string]string{"target": "localhost:8080/mcp"}), "--target \"localhost:8080/mcp\": the scheme must be http or https"},
+		{"--target without a scheme", flags(map[string]string{"target": "localhost:8080/mcp"}), "--target: \"localhost:8080/mcp\": the scheme must be http or https"},
 		{"--toxiproxy with a path", flags(map[string]string{"toxiproxy": "http://127.0.0.1:8474/x"}), "--toxiproxy"},
 		{"--header that is not one", flags(map[string]string{"target": "http://127.0.0.1:1/mcp", "header": "secretvalue"}), `"secr…": write it as "Name: value"`},
 	} {

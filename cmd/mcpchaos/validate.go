@@ -23,18 +23,10 @@ there is any.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%s: ok: workload %q, %d groups, %d clients, %d faults, %s planned\n",
-				w.Source, w.Name, len(w.Groups), clientCount(w), len(w.Faults), w.Duration)
+				w.Source, w.Name, len(w.Groups), w.Clients(), len(w.Faults), w.Duration)
 			return nil
 		},
 	}
-}
-
-func clientCount(w *workloads.Workload) int {
-	n := 0
-	for _, g := range w.Groups {
-		n += g.Clients
-	}
-	return n
 }
 
 func joinNames() string {

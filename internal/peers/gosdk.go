@@ -1,5 +1,9 @@
 package peers
 
+// The Go SDK peer serves logging and roots, which the 2026-07-28 revision deprecates: mcpchaos
+// measures clients of the session family (2025-03-26 to 2025-11-25), where they are current.
+//lint:file-ignore SA1019 logging and roots are deprecated only from 2026-07-28; these peers serve the revisions mcpchaos measures
+
 import (
 	"context"
 	"errors"
