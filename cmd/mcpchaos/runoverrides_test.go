@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -28,6 +29,8 @@ func TestGroupFlags(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
+		// Against a server by URL: the reference server's tools are echo and slow only.
+		opts = append(opts, engine.WithTarget(workloads.Target{URL: "http://127.0.0.1:1/mcp", SessionTTL: 3 * time.Second, Where: "--target"}))
 		p, err := engine.NewPlan(w, opts...)
 		if err != nil {
 			return nil, err
