@@ -61,6 +61,14 @@ type Shard struct{ Index, Count int }
 
 func (s *Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
+// ShardError is a shard that is not one of its count (WithShard's numbers out of range).
+type ShardError struct {
+	Shard Shard
+	Why   string
+}
+
+func (e *ShardError) Error() string { return fmt.Sprintf("shard %s: %s", &e.Shard, e.Why) }
+
 // WithStartAt starts the clients at t (shards starting together).
 func WithStartAt(t time.Time) PlanOption {
 	return func(d *planDraft) { d.plan.StartAt = t }
@@ -149,9 +157,9 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if s := p.Shard; s != nil {
 		switch {
 		case s.Count < 1 || s.Count > MaxShards:
-			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the shard count must be between 1 and %d", s.Index, s.Count, MaxShards)}
+			return nil, &ConfigError{Field: "shard", Err: &ShardError{*s, fmt.Sprintf("the shard count must be between 1 and %d", MaxShards)}}
 		case s.Index < 0 || s.Index >= s.Count:
-			return nil, &ConfigError{Field: "shard", Err: fmt.Errorf("shard %d/%d: the index counts from 0, so it must be between 0 and %d", s.Index, s.Count, s.Count-1)}
+			return nil, &ConfigError{Field: "shard", Err: &ShardError{*s, fmt.Sprintf("the index counts from 0, so it must be between 0 and %d", s.Count-1)}}
 		}
 		w = shardWorkload(w, s)
 	}

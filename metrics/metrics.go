@@ -114,8 +114,8 @@ const (
 	// loop's schedule), not from the send: a stalled server shows as worse samples, not fewer
 	// (coordinated omission; wrk2 and HdrHistogram correct the same way).
 	ToolCallLatencyCorrected
-	// TurnLag is the request loop's own lateness: from a turn's intended start to the send of
-	// its call, when the loop was free to send. It is the load generator's figure, not the
+	// TurnLag is the request loop's own lateness: from a turn's intended start to the start of
+	// its call (the send follows at once), when the loop was free to send. It is the load generator's figure, not the
 	// server's (package generator; docs/metrics.md, "Generator").
 	TurnLag
 	numHists
@@ -135,7 +135,7 @@ var histHelp = [numHists]string{
 	"Tool call attempt that returned a result: from the send to the result.",
 	"Stateless revision: a lost request's first send to its re-issue's result.",
 	"Tool call from its intended start (its turn on the schedule) to its result: corrected for coordinated omission.",
-	"The load generator's own lag: a request loop's turn, from its intended start to the send of its call.",
+	"The load generator's own lag: a request loop's turn, from its intended start to the start of its call.",
 }
 
 // Hists lists every histogram in export order.

@@ -39,6 +39,10 @@ func findings(c *Comparison) []string {
 			}
 		}
 		control := strings.Contains(noteOf(c, g, "misattributed_errors"), "control group")
+		if q := find(c, g, "events_quarantined"); q != nil && q.Verdict == VerdictRegressed {
+			out = append(out, fmt.Sprintf("replays of dead sessions now answer 200 (the server's GET no longer validates the session): group %s's probes caught it (events_quarantined %s → %s)",
+				g, gate.FormatValue(q.Unit, *q.Base), gate.FormatValue(q.Unit, *q.Current)))
+		}
 		switch {
 		case len(appeared) > 0 && moved(c, g, "replays_ok", +1) && moved(c, g, "replays_dead", -1):
 			out = append(out, fmt.Sprintf("replays of dead sessions now answer 200 (the server's GET no longer validates the session): group %s now %s", g, strings.Join(appeared, "; ")))

@@ -57,6 +57,8 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		row.Verdict, row.Note = VerdictInfo, "the sum of the groups: judged per group"
 	case x.control != "" && m.Class() != gate.ClassHazard:
 		row.Verdict, row.Note = VerdictInfo, fmt.Sprintf("control group (%s): judged only on hazard outcomes", x.control)
+	case m.Key() == "events_quarantined": // a presence test, like a control's: not timed
+		judgeLyingReplays(&row)
 	case t.Info():
 		row.Verdict = VerdictInfo
 	case x.starved != "" && m.Timed():
@@ -221,6 +223,25 @@ func judgeWorkDone(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Gr
 // misattributed errors once, by a race of its calls against the sessions' deaths, shows none
 // the next time).
 const minControlShown = 5
+
+// judgeLyingReplays judges events_quarantined of a probing group for its appearance: events
+// are quarantined only when a replay answered 200 for a session the probe then found dead,
+// so quarantines where no baseline had one say the server's replays now lie (its GET stopped
+// validating the session), even when the probe kept every client safe and a starved runner
+// kept the control group from reconnecting at all. More or fewer of them is reported only.
+func judgeLyingReplays(r *Row) {
+	hi := *r.Base
+	if r.BaseMax != nil {
+		hi = *r.BaseMax
+	}
+	r.Tolerance = "appears where no baseline had it: replays answered 200 for dead sessions"
+	if hi == 0 && *r.Current > 0 {
+		r.Verdict = VerdictRegressed
+		r.Note = "the probe found sessions dead whose replay had answered 200"
+		return
+	}
+	r.Verdict = VerdictInfo
+}
 
 // judgeControl judges a control group's hazard outcome for its presence.
 func judgeControl(r *Row, policy string) {

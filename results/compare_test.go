@@ -7,6 +7,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/generator"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -468,5 +469,32 @@ func TestCompareLatencyExplainedByRunner(t *testing.T) {
 	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
 	if r := row(c, "probe", "tool_call_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "timer lag (p99) grew by 199.7ms") {
 		t.Errorf("3x slower, the runner 200ms late: %s (%s)", r.Verdict, r.Note)
+	}
+}
+
+// Events quarantined where no baseline had any: the server's replays now lie, said in words
+// even when the control group never got to show it.
+func TestCompareLyingReplaysCaughtByProbes(t *testing.T) {
+	bases := baseline(t, 3)
+	for _, b := range bases {
+		b.Export.Group("probe").Counters["events_quarantined"] = 0
+	}
+	cur := roundTrip(t, sample(t, 7, 1))
+	cur.Group("probe").Counters["events_quarantined"] = 12
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "probe", "events_quarantined"); r.Verdict != VerdictRegressed {
+		t.Errorf("quarantines appeared: %s (%s)", r.Verdict, r.Note)
+	}
+	want := "replays of dead sessions now answer 200 (the server's GET no longer validates the session): group probe's probes caught it (events_quarantined 0 → 12)"
+	if !slices.Contains(c.Findings, want) {
+		t.Errorf("findings %q lack %q", c.Findings, want)
+	}
+	cur.Group("probe").Counters["events_quarantined"] = 0
+	for _, b := range bases {
+		b.Export.Group("probe").Counters["events_quarantined"] = 30
+	}
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "probe", "events_quarantined"); r.Verdict != VerdictInfo {
+		t.Errorf("fewer quarantines: %s (%s), want info", r.Verdict, r.Note)
 	}
 }

@@ -250,6 +250,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			defer func() { <-slots }()
 			defer guard.Catch(ctx, "call "+f.cfg.Name)
 			c := f.clients[j.c]
+			f.rec.Record(metrics.TurnLag, c.idx, c.turns[j.k].begin(time.Now()))
 			t := turnCall{phase: f.phaseAt(j.due.Sub(start))}
 			defer func() {
 				c.turns[j.k].release(t.answered, period, func(d time.Duration) {

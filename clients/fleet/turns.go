@@ -15,6 +15,7 @@ type loopTurns struct {
 	mu     sync.Mutex
 	busy   bool
 	due    time.Time   // the running call's turn: its intended start
+	began  time.Time   // when the running call's goroutine began (after the generator's own lag)
 	missed []missedRun // turns passed while it ran, in order
 }
 
@@ -44,14 +45,29 @@ func (l *loopTurns) take(due time.Time, period time.Duration) bool {
 	return false
 }
 
+// begin notes that the running call's goroutine began at now, and returns the turn lag: how
+// late after its turn the generator got to it (its timer, a call slot, the scheduler). That
+// part of the wait is the runner's, not the server's: release leaves it out of the call's own
+// corrected sample, and the fleet records it in turn_lag (package generator).
+func (l *loopTurns) begin(now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.began = now
+	return max(0, now.Sub(l.due))
+}
+
 // release ends the running call. answered is when it got its result, zero if it got none (a
 // failure, or the run ended); when it got one, record gets the corrected latency of the call
-// (from its turn) and of every turn missed while it ran (from that turn), as the application
-// behind each turn would have waited until then.
+// (from its turn, or from when the generator got to it if that was later: begin) and of every
+// turn missed while it ran (from that turn), as the application behind each turn would have
+// waited until then.
 func (l *loopTurns) release(answered time.Time, period time.Duration, record func(time.Duration)) {
 	l.mu.Lock()
 	due, missed := l.due, append([]missedRun(nil), l.missed...)
-	l.busy, l.missed = false, l.missed[:0]
+	if l.began.After(due) { // the call's own sample starts when the generator got to it
+		due = l.began
+	}
+	l.busy, l.missed, l.began = false, l.missed[:0], time.Time{}
 	l.mu.Unlock()
 	if answered.IsZero() {
 		return

@@ -161,6 +161,10 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		}
 	}
 	plan, err := engine.NewPlan(w, opts...)
+	var se *engine.ShardError
+	if errors.As(err, &se) {
+		return nil, usagef("--shard %q: %s", fl.shard, se.Why)
+	}
 	if err != nil {
 		return nil, flagError(err)
 	}
