@@ -31,6 +31,7 @@ type planDraft struct {
 	target    *workloads.Target
 	toxiproxy *string
 	groups    *GroupOverrides
+	procs     int // run --procs: the processes the whole workload will be split into
 	plan      Plan
 }
 
@@ -49,6 +50,12 @@ func WithToxiproxy(api string) PlanOption {
 // WithShard runs every count-th client of each group, from client index (counted from 0).
 func WithShard(index, count int) PlanOption {
 	return func(d *planDraft) { d.plan.Shard = &Shard{Index: index, Count: count} }
+}
+
+// WithProcs says the whole workload runs as n local shard processes (run --procs n): each
+// process must be able to hold its share, not the whole fleet.
+func WithProcs(n int) PlanOption {
+	return func(d *planDraft) { d.procs = n }
 }
 
 // MaxShards bounds a plan's shard count.
@@ -163,7 +170,7 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		}
 		w = shardWorkload(w, s)
 	}
-	if err := w.CheckClientsPerProcess(); err != nil { // what this process runs, shard or whole
+	if err := w.CheckClientsInProcesses(max(d.procs, 1)); err != nil { // what one process runs
 		return nil, &ConfigError{Field: "groups", Err: err}
 	}
 	for k := range p.Labels {

@@ -246,7 +246,7 @@ func (r *runner) close() {
 		if err := r.inj.Close(); err != nil {
 			fmt.Fprintln(r.opts.stderr, "mcpchaos: removing proxies:", err)
 		}
-		if ext, ok := r.inj.(*faults.External); ok {
+		if ext, ok := faults.Unshield(r.inj).(*faults.External); ok {
 			r.opts.abandon.forget(ext)
 		}
 	}
@@ -263,7 +263,7 @@ func (r *runner) health(start time.Time) *health {
 			h.dialAddr = wire.HostPort(u)
 		}
 	}
-	if ext, ok := r.inj.(*faults.External); ok {
+	if ext, ok := faults.Unshield(r.inj).(*faults.External); ok {
 		h.ext = ext
 	}
 	return h

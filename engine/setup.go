@@ -168,14 +168,14 @@ func (r *runner) startInjector(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("starting Toxiproxy: %w", err)
 		}
-		r.inj = inj
+		r.inj = faults.Shield(inj) // no client that stops reading holds the fault schedule
 		return nil
 	}
 	ext, err := faults.NewExternal(r.w.Toxiproxy, faults.NewRunPrefix(), "")
 	if err != nil {
 		return err
 	}
-	r.inj = ext
+	r.inj = faults.Shield(ext)
 	r.opts.abandon.add(ext)
 	r.tgt.prefix, r.tgt.toxiproxy = ext.Prefix(), r.w.Toxiproxy
 	for _, f := range r.w.Faults {

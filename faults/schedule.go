@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -90,7 +91,7 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 			if !s.add {
 				verb = "removing"
 			}
-			err = fmt.Errorf("faults: proxy %s: %s fault %s: %w", s.proxy, verb, s.fault.Name, err)
+			err = fmt.Errorf("faults: proxy %s: %s fault %s: %w%s", s.proxy, verb, s.fault.Name, err, stalledOn(inj, s.proxy))
 		}
 		onChange(Change{At: time.Since(start), Fault: s.fault.Name, Proxy: s.proxy, Added: s.add, Err: err})
 		if err != nil && firstErr == nil {
@@ -137,6 +138,19 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		<-ctx.Done()
 	}
 	return firstErr
+}
+
+// stalledOn names the connections of proxy whose clients were not reading when Toxiproxy
+// stopped answering, where the injector can tell (Shielded).
+func stalledOn(inj Injector, proxy string) string {
+	st, ok := inj.(interface{ Stalled(string) []string })
+	if !ok {
+		return ""
+	}
+	if conns := st.Stalled(proxy); len(conns) > 0 {
+		return "; stalled connections: " + strings.Join(conns, ", ")
+	}
+	return "; no connection of the proxy was stalled on its client: Toxiproxy itself did not answer"
 }
 
 // within runs call and waits for it at most bound; past that, it abandons the call (which

@@ -60,7 +60,7 @@ func (in *inspector) deadFacts(ctx context.Context, s *wire.Session, t *trail) {
 	ds := &fp.DeadStatus
 	ds.Post, fp.SilentSubstitution = in.ping(ctx, s)
 	ds.Get = in.status(ctx, s, http.MethodGet)
-	if ds.Get != nil && *ds.Get != 405 {
+	if ds.Get != nil && *ds.Get != 405 && *ds.Get != 409 && *ds.Get/100 != 5 { // none says the session is dead
 		fp.GetValidatesSession = ptr(*ds.Get != http.StatusOK)
 	}
 	if t != nil {

@@ -68,6 +68,9 @@ type Fingerprint struct {
 	// StreamClosedMS is when the server ended the watched idle stream, if it did before the
 	// watch ended: the keepalive is then unknown past that time, not absent.
 	StreamClosedMS *int64 `json:"stream_closed_ms,omitempty"`
+	// StreamCutMS is when inspect itself stopped reading the watched stream, because an event
+	// passed its cap (the server did not close it: an event too large to read did).
+	StreamCutMS *int64 `json:"stream_cut_ms,omitempty"`
 	// ServerRequests counts the requests the server sent inspect, by method; each was
 	// answered (ping and roots/list served, the rest refused with an error).
 	ServerRequests map[string]int `json:"server_requests,omitempty"`
@@ -162,21 +165,19 @@ func (fp *Fingerprint) judge() {
 	if isFalse(fp.OpenStreamHoldsSession) {
 		add("stream_does_not_hold_session", "an open GET stream does not keep an idle session alive: clients that only listen lose their sessions after the TTL")
 	}
-	if fp.StreamKeepaliveMS == nil && fp.SessionIDs && fp.KeepaliveWatchedMS > 0 && fp.StreamClosedMS == nil {
+	if fp.StreamKeepaliveMS == nil && fp.SessionIDs && fp.KeepaliveWatchedMS > 0 && fp.StreamClosedMS == nil && fp.StreamCutMS == nil {
 		add("no_keepalive", "an idle GET stream got nothing for %s: a load balancer's idle timeout will cut it (a drop) unless traffic flows", fmtMS(fp.KeepaliveWatchedMS))
 	}
 	if fp.missingSessionServed && fp.SessionIDs {
 		add("missing_session_served", "a request without Mcp-Session-Id is served (%d) instead of refused with 400", *fp.MissingSessionStatus)
 	}
 	dead := map[int]bool{}
-	for _, p := range []*int{fp.DeadStatus.Post, fp.DeadStatus.Get, fp.DeadStatus.GetWithCursor} {
-		if p != nil && *p/100 != 2 && *p != 405 {
-			dead[*p] = true
+	for _, d := range []*Death{{Post: fp.DeadStatus.Post, Get: fp.DeadStatus.Get, GetWithCursor: fp.DeadStatus.GetWithCursor}, fp.AfterTTL} {
+		if d == nil {
+			continue
 		}
-	}
-	if fp.AfterTTL != nil {
-		for _, p := range []*int{fp.AfterTTL.Post, fp.AfterTTL.Get, fp.AfterTTL.GetWithCursor} {
-			if p != nil && *p/100 != 2 && *p != 405 {
+		for _, p := range []*int{d.Post, d.Get, d.GetWithCursor} {
+			if deathStatus(p, p != d.Post) {
 				dead[*p] = true
 			}
 		}
@@ -208,6 +209,20 @@ func (fp *Fingerprint) judge() {
 		add("protocol_violation", "the server answered %s request(s) with what the protocol does not allow (first: %s): the facts those answers touched are unknown", count, fp.ProtocolViolations[0])
 	}
 	fp.Verdict = v
+}
+
+// deathStatus says whether a status a dead session got can tell a client of the death: a 4xx,
+// but on a GET neither 405 (no GET streams at all) nor 409 (a stream already open, the SDKs'
+// answer on a live session too). A 5xx is the server failing, not a verdict on the session: a
+// server that answers 500 to everything must not make clients count 500s as deaths.
+func deathStatus(p *int, get bool) bool {
+	switch {
+	case p == nil || *p/100 != 4:
+		return false
+	case get && (*p == 405 || *p == 409):
+		return false
+	}
+	return true
 }
 
 func isTrue(b *bool) bool  { return b != nil && *b }

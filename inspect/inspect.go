@@ -2,9 +2,12 @@ package inspect
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
@@ -46,12 +49,13 @@ func (e *UnreachableError) Error() string { return "could not inspect: " + e.Err
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
 type inspector struct {
-	o     Options
-	ep    *wire.Endpoint
-	fp    *Fingerprint
-	mu    sync.Mutex   // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
-	ids   atomic.Int64 // JSON-RPC ids of inspect's own requests
-	tools *[]toolInfo  // the tools to call for event ids, once listed
+	o      Options
+	ep     *wire.Endpoint
+	fp     *Fingerprint
+	mu     sync.Mutex   // guards what the keepalive watch shares: fp's notes, violations, server requests, keepalive facts
+	ids    atomic.Int64 // JSON-RPC ids of inspect's own requests
+	tools  *[]toolInfo  // the tools to call for event ids, once listed
+	capped atomic.Bool  // the watched stream was ended by inspect's event cap
 }
 
 // Inspect fingerprints the server. It returns an *UnreachableError when it could not inspect
@@ -118,7 +122,7 @@ func (in *inspector) run(ctx context.Context) error {
 	in.o.Progress("negotiating the protocol generation")
 	n, err := in.ep.Negotiate(ctx)
 	if err != nil {
-		return &UnreachableError{err}
+		return &UnreachableError{fmt.Errorf("negotiating the protocol: %s", describe(nil, err))}
 	}
 	fp.SupportedVersions = n.Supported
 	fp.Generation = n.Generation.String()
@@ -233,6 +237,10 @@ func describe(rep *wire.Reply, err error) string {
 	switch {
 	case err != nil && rep != nil && rep.Status != 0:
 		return fmt.Sprintf("HTTP %d: %v", rep.Status, err)
+	case err != nil && timedOut(err):
+		return fmt.Sprintf("no response: the server took the request and sent no status line before the timeout (%v); is it an MCP endpoint, and is it alive?", err)
+	case err != nil && errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Sprintf("connection refused: nothing listens there (%v)", err)
 	case err != nil:
 		return err.Error()
 	case rep == nil:
@@ -242,6 +250,12 @@ func describe(rep *wire.Reply, err error) string {
 	default:
 		return fmt.Sprintf("HTTP %d %s", rep.Status, rep.Body)
 	}
+}
+
+// timedOut says err is a wait that ran out, not an answer.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 func redact(c wire.Conn) string {

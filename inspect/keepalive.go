@@ -1,8 +1,11 @@
 package inspect
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
@@ -71,6 +74,10 @@ func (in *inspector) watchStream(ctx context.Context, s *wire.Session) (died boo
 		select {
 		case a, ok := <-arrivals:
 			if !ok {
+				if in.capped.Load() { // inspect's cap ended it, not the server
+					in.keepaliveCut(opened, seen)
+					return false
+				}
 				if in.diedOfTTL(ctx, s) {
 					return true
 				}
@@ -132,6 +139,10 @@ func (in *inspector) readIdle(ctx context.Context, s *wire.Session, body io.Read
 	sniff := &commentSniffer{r: body, comment: func() { send(keepaliveComment) }}
 	for ev, err := range wire.ReadEvents(sniff, maxEvent) {
 		if err != nil {
+			if tooLarge(err) {
+				in.capped.Store(true)
+				in.violation("GET stream: an event longer than %d bytes, inspect's cap", maxEvent)
+			}
 			return
 		}
 		if ev.Data == "" {
@@ -214,4 +225,18 @@ func (c *commentSniffer) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// keepaliveCut records a watch that inspect's own event cap ended.
+func (in *inspector) keepaliveCut(opened time.Time, seen []arrival) {
+	in.keepaliveSeen(opened, seen, nil)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.fp.StreamCutMS = ptr(time.Since(opened).Milliseconds())
+}
+
+// tooLarge says a read ended at a cap, not at the server's end.
+func tooLarge(err error) bool {
+	var te *wire.TooLargeError
+	return errors.As(err, &te) || errors.Is(err, bufio.ErrTooLong) || strings.Contains(err.Error(), "too large") || strings.Contains(err.Error(), "too long")
 }

@@ -106,6 +106,8 @@ func keepaliveText(fp *Fingerprint) string {
 		return fmtMS(*fp.StreamKeepaliveMS) + " (" + fp.KeepaliveKind + ")"
 	case fp.KeepaliveWatchedMS == 0:
 		return "unknown (no GET stream)"
+	case fp.StreamCutMS != nil:
+		return fmt.Sprintf("unknown: an event over inspect's cap of %d bytes at %s ended the watch (the server did not close the stream)", maxEvent, fmtMS(*fp.StreamCutMS))
 	case fp.StreamClosedMS != nil:
 		return "unknown: the server closed the stream at " + fmtMS(*fp.StreamClosedMS) + ", nothing before"
 	}

@@ -9,8 +9,9 @@ import (
 	"syscall"
 )
 
-// Check says, before any work, whether path could be written: "-" always; a device node or a
-// FIFO if it may be opened for writing; a regular file or a new path if its directory (or the
+// Check says, before any work, whether path could be written: "-" always; a device node if it
+// may be opened for writing; a FIFO if a process reads it (it is opened now and held for the
+// write: direct.go); a regular file or a new path if its directory (or the
 // nearest one that exists) takes a new file, which is probed by creating and removing an empty
 // temporary file there. The probe is what works for root too, for whom permission bits stop
 // nothing but a read-only file system does. A directory, a socket, or a path under a regular
@@ -28,6 +29,8 @@ func Check(path string) error {
 	}
 	fi, err := os.Stat(target)
 	switch {
+	case err == nil && fi.Mode()&fs.ModeNamedPipe != 0:
+		return hold(path, target) // open now, so that its reader is there when the work is done
 	case err == nil && direct(fi.Mode()):
 		if err := syscall.Access(target, 2 /* W_OK */); err != nil {
 			return fmt.Errorf("%s cannot be written: %w", path, err)

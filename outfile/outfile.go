@@ -5,11 +5,14 @@
 // a regular file (or a new path) is replaced atomically, through a synced temporary file in the
 // same directory renamed over it; a device node or a FIFO is written to directly; a symlink is
 // followed, and its target treated by these rules, the link itself left as it is; "-" is
-// standard output. It knows nothing of what it writes, and never removes a file it was not
-// told is one of its own.
+// standard output. A FIFO is opened when checked and its writes are bounded in time (direct.go).
+// The files of its own (markers, temporaries) are created with O_EXCL, never through a link,
+// and those an earlier run left are removed by their exact names (stale.go). It knows nothing
+// of what it writes, and never removes a file it was not told is one of its own.
 package outfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +40,12 @@ func Write(path string, stdout io.Writer, data []byte) error {
 // WriteWith writes what write produces to path, as Write does. For a regular file the whole
 // content is produced before anything is replaced, so a failing write leaves the old file.
 func WriteWith(path string, stdout io.Writer, write func(io.Writer) error) error {
+	return WriteWithContext(context.Background(), path, stdout, write)
+}
+
+// WriteWithContext writes as WriteWith does; a write to a device or a FIFO also ends when ctx
+// is done (its content then goes beside it: Diverted).
+func WriteWithContext(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == Stdout {
 		return write(stdout)
 	}
@@ -53,7 +62,7 @@ func WriteWith(path string, stdout io.Writer, write func(io.Writer) error) error
 	case fi.Mode().IsRegular():
 		return replace(target, fi.Mode().Perm(), write)
 	case direct(fi.Mode()):
-		return writeDirect(target, write)
+		return writeDirect(ctx, path, target, fi.Mode()&fs.ModeNamedPipe != 0, write)
 	default:
 		return notWritable(path, target, fi.Mode())
 	}
@@ -76,23 +85,6 @@ func notWritable(path, target string, m fs.FileMode) error {
 	return fmt.Errorf("%s is %s", path, what)
 }
 
-func writeDirect(target string, write func(io.Writer) error) error {
-	// O_NONBLOCK: a FIFO that no process reads is an error at once (ENXIO), not a run that
-	// never ends; a device ignores it, and Go's poller waits on a FIFO that fills up.
-	f, err := os.OpenFile(target, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ENXIO) {
-		return fmt.Errorf("%s: no process reads this FIFO", target)
-	}
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 // replace writes a temporary file beside target, syncs it and renames it over target, so a
 // reader sees the old file or the new one, never half of one.
 func replace(target string, perm fs.FileMode, write func(io.Writer) error) (err error) {
@@ -113,13 +105,13 @@ func replace(target string, perm fs.FileMode, write func(io.Writer) error) (err 
 	if err = write(f); err != nil {
 		return err
 	}
+	if err = f.Chmod(perm); err != nil { // the file we made, whatever its name names now
+		return err
+	}
 	if err = f.Sync(); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), perm); err != nil {
 		return err
 	}
 	if err = os.Rename(f.Name(), target); err != nil {

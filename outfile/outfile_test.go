@@ -2,6 +2,8 @@ package outfile
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func read(t *testing.T, path string) string {
@@ -78,20 +81,25 @@ func TestWriteFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skipf("no FIFOs here: %v", err)
 	}
-	if err := Check(p); err != nil {
-		t.Fatalf("Check(fifo): %v", err)
+	// Nobody reads it: refused when checked, before any work.
+	if err := Check(p); err == nil || !strings.Contains(err.Error(), "no process reads this FIFO") {
+		t.Fatalf("Check of a FIFO nobody reads: %v", err)
 	}
-	// Nobody reads it: an error at once, not a wait without end.
-	if err := Write(p, nil, []byte("x")); err == nil || !strings.Contains(err.Error(), "no process reads") {
-		t.Fatalf("writing a FIFO nobody reads: %v", err)
-	}
-	// A reader (opened without waiting for a writer): the data goes through the pipe, whose
-	// buffer holds it until read.
+	// A reader (opened without waiting for a writer): Check opens the FIFO and holds it, so
+	// the reader sees no end of file before the write; the data goes through the pipe.
 	r, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	if err := Check(p); err != nil {
+		t.Fatalf("Check(fifo): %v", err)
+	}
+	r.SetReadDeadline(time.Unix(1, 0)) // read what is there now: nothing, and no end of file
+	if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("between Check and Write the reader got %d bytes, %v; want it still waiting", n, err)
+	}
+	r.SetReadDeadline(time.Time{})
 	if err := Write(p, nil, []byte("through the pipe")); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +108,71 @@ func TestWriteFIFO(t *testing.T) {
 	}
 	if fi, err := os.Lstat(p); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		t.Fatalf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+}
+
+// A FIFO whose reader never reads, or stops reading, cannot hold the write: it ends within
+// Stall, or at once on a signal (the context), and the whole content goes beside the FIFO.
+func TestWriteFIFOBounded(t *testing.T) {
+	export := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, 16 times a pipe's buffer
+	for _, tc := range []struct {
+		name, want string
+		stall      time.Duration
+		cancelled  bool // the context ends once the pipe's buffer is full
+		closed     bool // the reader goes away
+	}{
+		{"a reader that never reads", "nothing read it for", 50 * time.Millisecond, false, false},
+		{"a signal", "interrupted by a signal", time.Hour, true, false},
+		{"a reader that closes", "its reader closed it", time.Hour, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(s time.Duration) { Stall = s }(Stall)
+			Stall = tc.stall
+			dir := t.TempDir()
+			p := filepath.Join(dir, "out.json")
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Skipf("no FIFOs here: %v", err)
+			}
+			r, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if err := Check(p); err != nil {
+				t.Fatal(err)
+			}
+			if tc.closed {
+				r.Close()
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			calls := 0
+			err = WriteWithContext(ctx, p, nil, func(w io.Writer) error {
+				calls++
+				if tc.cancelled && calls == 1 {
+					if _, err := w.Write(export[:64<<10]); err != nil { // fills the pipe
+						return err
+					}
+					cancel()
+				}
+				_, err := w.Write(export)
+				return err
+			})
+			var d *Diverted
+			if !errors.As(err, &d) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want the export diverted because %q", err, tc.want)
+			}
+			want := filepath.Join(dir, "out.unread.json")
+			if d.To != want {
+				t.Fatalf("diverted to %q, want %q", d.To, want)
+			}
+			if b, err := os.ReadFile(want); err != nil || !bytes.Equal(b, export) {
+				t.Fatalf("the diverted file holds %d bytes (%v), want the whole export of %d", len(b), err, len(export))
+			}
+			if fi, err := os.Lstat(p); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+				t.Fatalf("the FIFO was replaced: %v %v", fi.Mode(), err)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Set is an export and the companion files named after it, written as one set: they must never
@@ -40,8 +41,11 @@ func (s Set) Check() error {
 		}
 		return nil
 	}
+	if err := checkMarker(Marker(s.Export)); err != nil {
+		return err
+	}
 	all := append([]string{s.Export, Marker(s.Export)}, s.Files...)
-	for _, f := range all[1:] {
+	for _, f := range all[2:] {
 		if err := Check(f); err != nil {
 			return err
 		}
@@ -74,7 +78,7 @@ func (s Set) Begin() error {
 	if s.Export == Stdout || IsDirect(s.Export) {
 		return nil
 	}
-	return Write(Marker(s.Export), nil, []byte("The export "+filepath.Base(s.Export)+
+	return writeMarker(Marker(s.Export), []byte("The export "+filepath.Base(s.Export)+
 		" and its companions are being written, or their writing was cut short: while this file exists, the set is incomplete.\n"))
 }
 
@@ -119,7 +123,7 @@ func ReplaceDir(dir, ext string, fill func(tmp string) error) error {
 	if err := fill(tmp); err != nil {
 		return errors.Join(err, removeOwn(tmp, ext))
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := chmodDir(tmp, 0o755); err != nil {
 		return errors.Join(err, removeOwn(tmp, ext))
 	}
 	aside := ""
@@ -219,4 +223,15 @@ func removeStale(path, ext string) error {
 		return removeOwn(path, ext)
 	}
 	return nil // not the tool's: left as it is
+}
+
+// chmodDir changes the mode of the directory it opens, not of whatever its name may have been
+// made to link to since it was created.
+func chmodDir(dir string, perm fs.FileMode) error {
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Chmod(perm)
 }

@@ -10,6 +10,7 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -328,7 +329,13 @@ func (e *Export) Group(name string) *Group {
 // WriteFile writes the export as outfile writes (a regular file atomically, a device or FIFO
 // in place, "-" to standard output), so a reader never sees half a file.
 func WriteFile(path string, e *Export) error {
-	return WriteFileWith(path, func(w io.Writer) error {
+	return WriteFileContext(context.Background(), path, e)
+}
+
+// WriteFileContext writes the export as WriteFile does; writing to a device or a FIFO also ends
+// when ctx is done, the export then going beside it (outfile.Diverted).
+func WriteFileContext(ctx context.Context, path string, e *Export) error {
+	return outfile.WriteWithContext(ctx, path, os.Stdout, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false) // thresholds read "p99 < 50ms", not "p99 \u003c 50ms"

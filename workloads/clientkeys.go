@@ -103,6 +103,12 @@ func (d *decoder) arguments(m *mapping) map[string]any {
 		d.errorf(f.node, f.path, "must be a mapping of argument names to values; %s", f.hint)
 		return nil
 	}
+	// Every call marshals and sends these: bounded as JSON, aliases expanded (the
+	// document's expansion bound keeps this marshal itself small).
+	if b, err := json.Marshal(obj); err != nil || len(b) > MaxArgumentsBytes {
+		d.errorf(f.node, f.path, "are %d bytes as JSON once aliases are expanded, more than the %d allowed per call; send smaller arguments", len(b), MaxArgumentsBytes)
+		return nil
+	}
 	return obj
 }
 

@@ -139,7 +139,7 @@ func TestAliasHeavyFileIsQuick(t *testing.T) {
 		fmt.Fprintf(&b, "junk%d: 1, ", i)
 	}
 	b.WriteString("policy: naive, clients: 1}\nname: hostile\ntarget: {builtin: {session_ttl: 1s}}\nphases: [{duration: 10s, calls: true}]\ngroups:\n")
-	for i := range maxAliases / 2 { // the most aliases scanShape lets through
+	for i := range maxAliases / 2 { // the most aliases the tokenizer lets through
 		fmt.Fprintf(&b, "  - {<<: *bad, name: g%d}\n", i)
 	}
 	b.WriteString("faults:\n")

@@ -66,12 +66,32 @@ const shardHint = "run a large fleet as shards: --procs N on one machine, --shar
 
 // CheckClientsPerProcess tells whether one process can run w, the part of a fleet it is given
 // (a shard's part, or the whole workload), within MaxClientsPerProcess.
-func (w *Workload) CheckClientsPerProcess() error {
-	if total := w.Clients(); total > MaxClientsPerProcess {
-		return fmt.Errorf("workload %s: one process would run %d clients, more than %d; %s",
-			w.Name, total, MaxClientsPerProcess, shardHint)
+func (w *Workload) CheckClientsPerProcess() error { return w.CheckClientsInProcesses(1) }
+
+// CheckClientsInProcesses tells whether w split into n shards (run --procs n) gives each process
+// at most MaxClientsPerProcess clients; shard 0 has the largest share. Refused, it names the
+// smallest number of processes that would do, so that validate and run say the same.
+func (w *Workload) CheckClientsInProcesses(n int) error {
+	share := func(n int) int {
+		total := 0
+		for _, g := range w.Groups {
+			total += (max(g.Clients, 0) + n - 1) / n
+		}
+		return total
 	}
-	return nil
+	if share(max(n, 1)) <= MaxClientsPerProcess {
+		return nil
+	}
+	need := max(n, 1)
+	for need < 1024 && share(need) > MaxClientsPerProcess {
+		need++
+	}
+	if n <= 1 {
+		return fmt.Errorf("workload %s: one process would run %d clients, more than %d; %s (here --procs %d or more)",
+			w.Name, share(1), MaxClientsPerProcess, shardHint, need)
+	}
+	return fmt.Errorf("workload %s: with --procs %d a process would run %d clients, more than %d; use --procs %d or more, or --shard INDEX/COUNT on several machines",
+		w.Name, n, share(n), MaxClientsPerProcess, need)
 }
 
 // Clients is how many clients w runs, over all its groups: the one sum of a workload's groups.

@@ -19,8 +19,9 @@ func parseAlloc(t *testing.T, name, src string) (uint64, error) {
 	return after.TotalAlloc - before.TotalAlloc, err
 }
 
-// Deep nesting is refused before the parser sees it: 32,000 "[" (64 KB) took the parser
-// 4 GB. The bound on allocation is generous; the parser's own use was thousands of times it.
+// Deep nesting is refused by the tokenizer, before the parser sees it: 32,000 "[" (64 KB) took
+// the parser 4 GB. The bound on allocation is generous (the scanner hands over a whole line of
+// "- " at once); the parser's own use was a hundred times it.
 func TestDeepNestingRefusedBeforeParsing(t *testing.T) {
 	indented := strings.Builder{}
 	for i := range 200 {
@@ -30,11 +31,11 @@ func TestDeepNestingRefusedBeforeParsing(t *testing.T) {
 		name, src string
 		line, col int
 	}{
-		// The top level counts as a block level, and so does its first bracket.
-		{"flow sequences", strings.Repeat("[", 32000), 1, maxDepth},
-		{"flow mappings", strings.Repeat("{a: ", 20000), 1, 4*(maxDepth-1) + 1},
+		// Each collection is a level; the error is at the token that opens the one too many.
+		{"flow sequences", strings.Repeat("[", 32000), 1, maxDepth + 1},
+		{"flow mappings", strings.Repeat("{a: ", 20000), 1, 4*maxDepth + 1},
 		{"compact block sequences", "name: t\ngroups: " + strings.Repeat("- ", 100000), 2, 9 + 2*(maxDepth-1)},
-		{"indented block sequences", indented.String(), maxDepth, 2*maxDepth - 1},
+		{"indented block sequences", indented.String(), maxDepth + 1, 2*maxDepth + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			alloc, err := parseAlloc(t, "deep.yaml", tc.src)
@@ -42,7 +43,7 @@ func TestDeepNestingRefusedBeforeParsing(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Fatalf("got %v, want %s", err, want)
 			}
-			if alloc > 16<<20 {
+			if alloc > 64<<20 {
 				t.Errorf("allocated %d MB refusing it", alloc>>20)
 			}
 		})
@@ -101,5 +102,57 @@ func TestClientsCapped(t *testing.T) {
 	}
 	if err := w.CheckClientsPerProcess(); err == nil || !strings.Contains(err.Error(), "one process would run 200000 clients, more than 100000; run a large fleet as shards") {
 		t.Errorf("one process: %v", err)
+	}
+	if err := w.CheckClientsPerProcess(); err == nil || !strings.HasSuffix(err.Error(), "(here --procs 2 or more)") {
+		t.Errorf("one process: %v, want it to name the processes needed", err)
+	}
+	if err := w.CheckClientsInProcesses(2); err != nil {
+		t.Errorf("two processes of 100,000: %v", err)
+	}
+	w.Groups[0].Clients = 100001 // shard 0 of 2 holds 50,001 + 50,000
+	if err := w.CheckClientsInProcesses(2); err == nil || !strings.Contains(err.Error(), "with --procs 2 a process would run 100001 clients, more than 100000; use --procs 3 or more") {
+		t.Errorf("two processes of 100,001: %v", err)
+	}
+}
+
+// A group's arguments are bounded as JSON after alias expansion, and refused at their line.
+func TestArgumentsBoundedAsJSON(t *testing.T) {
+	big := strings.Repeat("q", 6000)
+	keys := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("a%d: *s", i)
+		}
+		return strings.Join(parts, ", ")
+	}
+	src := edit(t, "    policy: naive\n", "    policy: naive\n    arguments: {"+keys(50)+"}\n")
+	_, err := Parse("args.yaml", []byte("x-s: &s \""+big+"\"\n"+src))
+	// 50 values of 6,000 q and two quotes; keys "a0".."a9" and "a10".."a49"; 50 colons, 49
+	// commas and two braces.
+	size := 50*6002 + 10*4 + 40*5 + 50 + 49 + 2
+	want := fmt.Sprintf("args.yaml:14:16: groups[0].arguments: are %d bytes as JSON once aliases are expanded, more than the %d allowed per call; send smaller arguments", size, MaxArgumentsBytes)
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
+	}
+	src = edit(t, "    policy: naive\n", "    policy: naive\n    arguments: {"+keys(20)+"}\n")
+	w, err := Parse("args.yaml", []byte("x-s: &s \""+big+"\"\n"+src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Groups[0].Arguments) != 20 {
+		t.Errorf("got %d arguments, want 20", len(w.Groups[0].Arguments))
+	}
+}
+
+// The expansion bound reports the alias that passes it, and nothing is decoded after it.
+func TestExpansionReportedAtTheAlias(t *testing.T) {
+	src := "x-s: &s \"" + strings.Repeat("s", 900_000) + "\"\nx-a: [*s, *s, *s, *s, *s]\n" + base
+	alloc, err := parseAlloc(t, "exp.yaml", src)
+	want := fmt.Sprintf("exp.yaml:2:19: the document grows past %d bytes here once its aliases are expanded", MaxExpandedBytes)
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("got %v, want only %s", err, want)
+	}
+	if alloc > 128<<20 {
+		t.Errorf("allocated %d MB refusing it", alloc>>20)
 	}
 }

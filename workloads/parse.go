@@ -74,10 +74,6 @@ func Parse(name string, data []byte) (w *Workload, err error) {
 		return nil, d.result()
 	}
 	data = bytes.TrimPrefix(data, utf8BOM) // editors on Windows save one; YAML allows it
-	if line, col, msg := scanShape(data); msg != "" {
-		d.add(line, col, "", msg)
-		return nil, d.result()
-	}
 	body, ok := d.parseYAML(data)
 	if !ok {
 		return nil, d.result()
@@ -100,7 +96,16 @@ func Parse(name string, data []byte) (w *Workload, err error) {
 // extra documents and broken aliases. After a syntax error (ok false) there
 // is nothing to decode.
 func (d *decoder) parseYAML(data []byte) (body ast.Node, ok bool) {
-	file, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	tokens, bad, msg := tokenize(string(data))
+	if bad != nil {
+		line, col := 1, 1
+		if bad.Position != nil {
+			line, col = max(bad.Position.Line, 1), max(bad.Position.Column, 1)
+		}
+		d.add(line, col, "", msg)
+		return nil, false
+	}
+	file, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		d.syntaxError(err)
 		return nil, false
@@ -120,6 +125,9 @@ func (d *decoder) parseYAML(data []byte) (body ast.Node, ok bool) {
 	}
 	if body != nil {
 		d.collectAliases(body)
+		if !d.checkExpansion(body) {
+			return nil, false // decoding it would cost what the bound is there to spare
+		}
 	}
 	return body, true
 }

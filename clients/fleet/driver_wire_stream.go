@@ -139,7 +139,11 @@ func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verd
 	for ev, err := range st.Events(c.f.ep.MaxEvent) {
 		if err != nil {
 			if h.ctx.Err() == nil {
-				c.f.rec.Error(wire.Kind(wire.ClassifyRead(err, c.f.ep.MaxEvent)))
+				err = st.Classify(err, c.f.ep.MaxEvent)
+				c.f.rec.Error(wire.Kind(err))
+				if wire.Kind(err) == metrics.ErrTooLarge { // what the server sent, for the problem line
+					c.f.sample(err.Error())
+				}
 			}
 			break
 		}

@@ -77,6 +77,9 @@ type Fleet struct {
 	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
 	// with no live session to call on (calls_not_made).
 	turnsBy, notMadeBy, skippedBy []atomic.Int64
+	// callsDue counts the call turns that came during a phase that makes calls, made or not:
+	// a group with turns and no call made is a problem (problems.go), never a quiet 0 / 0.
+	callsDue atomic.Int64
 
 	protoMu  sync.Mutex
 	protocol string
@@ -290,6 +293,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 				if c.wasLive.Load() { // turns before its first session are not the server's (notMade)
 					f.turnsBy[f.phaseAt(s.due.Sub(start))].Add(1)
 				}
+				f.callsDue.Add(1)
 				if !c.turns[s.k].take(s.due, period) {
 					f.rec.Inc(metrics.CallsSkipped)
 					if c.wasLive.Load() {

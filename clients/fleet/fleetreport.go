@@ -204,6 +204,11 @@ type Report struct {
 	RefusedCalls int64 `json:"refused_calls,omitempty"`
 	// SessionIDChanged counts replies that named a session id other than the one sent.
 	SessionIDChanged int64 `json:"session_id_changed,omitempty"`
+	// CallsDue counts the call turns that came while a phase made calls, whether a call was
+	// made or not (skipped, impossible).
+	CallsDue int64 `json:"calls_due,omitempty"`
+	// CallsSent counts the tool calls sent, whatever came of them (a dead session's included).
+	CallsSent int64 `json:"calls_sent,omitempty"`
 }
 
 // Report returns the group's report so far.
@@ -225,6 +230,10 @@ func (f *Fleet) Report() Report {
 	}
 	r.SessionIDChanged = f.ep.SessionIDChanged()
 	r.RefusedCalls = f.refusedCalls.Load()
+	r.CallsDue = f.callsDue.Load()
+	for _, c := range f.clients {
+		r.CallsSent += c.calls.Load()
+	}
 	if e, ok := f.truth.(*truth.Estimated); ok {
 		r.ServedAfterDeath, r.EstimateRefuted = e.ServedAfterDeath(), e.Refuted()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -79,6 +80,13 @@ func TestHostileFleetBounded(t *testing.T) {
 		"storm-500": metrics.ErrStatus, "storm-429": metrics.ErrStatus, "redirect-off-origin": metrics.ErrRedirect,
 		"huge-session-id": metrics.ErrBadSessionID, "reset-mid-event": metrics.ErrReset, "stalled-sse-reply": metrics.ErrTimeout,
 	}
+	// The first problem line of each group named here must name what the server did.
+	firstProblem := map[string]string{
+		"giant-event": "the server sent more than mcpchaos reads", "endless-line": "the server sent more than mcpchaos reads",
+		"gzip-bomb-sse": "(of a body sent with Content-Encoding: gzip)", "huge-header": "the server sent more than mcpchaos reads",
+		"redirect-off-origin": "the server redirected off its origin", "huge-session-id": "the server gave a session id that is not visible ASCII or too long",
+		"storm-500": "(first: HTTP 500: storm)", "storm-429": "(first: HTTP 429: slow down)",
+	}
 	// Watch the heap while the fleets run, until the healthy fleet has made calls and every
 	// hostile group has seen errors, of its kind where it has one: on a busy machine timeouts
 	// come first (a bounded poll).
@@ -94,6 +102,9 @@ func TestHostileFleetBounded(t *testing.T) {
 		for i, r := range recs[:len(recs)-1] { // absurd-retry and get-409 below
 			k, ok := want[behaviours[i]]
 			ready = ready && totalErrors(r) > 0 && (!ok || r.Errors(k) > 0)
+			if _, named := firstProblem[behaviours[i]]; named {
+				ready = ready && len(ProblemsOf(fleets[i:i+1], false)) > 0
+			}
 		}
 		if ready {
 			break
@@ -131,6 +142,20 @@ func TestHostileFleetBounded(t *testing.T) {
 	}
 	if h.OffOrigin.Load() != 0 {
 		t.Errorf("a redirect was followed off the origin")
+	}
+	// The run's first problem line for the group names what the server did.
+	for i, b := range behaviours {
+		want, ok := firstProblem[b]
+		if !ok {
+			t.Logf("%s: problems %q", b, ProblemsOf(fleets[i:i+1], false))
+			continue
+		}
+		p := ProblemsOf(fleets[i:i+1], false)
+		if len(p) == 0 || !strings.HasPrefix(p[0], "group "+b+": ") || !strings.Contains(p[0], want) {
+			t.Errorf("%s: first problem %q, want it to say %q", b, p, want)
+		} else {
+			t.Logf("%s: %s", b, p[0])
+		}
 	}
 	// 256 MB events, a 1 GiB gzip bomb and 200 KB headers were thrown at 32 clients: the live
 	// heap must not have grown by anything like that. The caps allow about 64 KiB per event,

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/mcpchaos/mcpchaos/clients/truth"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
@@ -60,12 +61,22 @@ func (g Outcome) problems() []string {
 	if len(g.Report.ErrorSamples) > 0 {
 		why = fmt.Sprintf(" (first: %s)", g.Report.ErrorSamples[0])
 	}
+	// What the server did that no fault does, first: it is the cause of what follows.
+	for _, m := range misbehaviours {
+		if n := g.Snapshot.Errors[m.kind]; n > 0 {
+			say("the server %s %d times%s", m.did, n, g.sampleOf(m.kind))
+		}
+	}
 	// Calls cut by the workload's faults (resets, refused connections, timeouts) are what was
 	// asked for; calls the server refused (a JSON-RPC error, a status that is not a dead
 	// session's, a broken reply) or answered with isError are not.
 	calls := c(metrics.ToolCallsOK) + c(metrics.ToolCallsFailed) + c(metrics.ToolErrors)
 	refused := g.Report.RefusedCalls + c(metrics.ToolErrors)
 	switch {
+	case g.Report.CallsSent == 0 && g.Report.CallsDue > 0:
+		skipped := c(metrics.CallsSkipped)
+		say("no tool call was made, though %d were due (%d skipped while a previous call was still running, the rest could not be sent): the run measured no call%s",
+			g.Report.CallsDue, skipped, whyOr(why, " (no error was recorded: were the group's sessions ever started?)"))
 	case calls > 0 && 2*refused > calls:
 		say("%d of %d tool calls were refused by the server (%d tool errors, the rest JSON-RPC errors, bad statuses or broken replies), not failed by a session death or a fault, so the run measured the refusals, not the sessions%s",
 			refused, calls, c(metrics.ToolErrors), why)
@@ -122,4 +133,48 @@ func countsText(m map[string]int64, order []string) string {
 		}
 	}
 	return s
+}
+
+func whyOr(why, otherwise string) string {
+	if why != "" {
+		return why
+	}
+	return otherwise
+}
+
+// misbehaviours are the error kinds only a server's own doing causes (a fault resets, refuses
+// or stalls; it never writes), in words for a problem line.
+var misbehaviours = []struct {
+	kind metrics.ErrorKind
+	did  string
+}{
+	{metrics.ErrTooLarge, "sent more than mcpchaos reads (a body, event, line or header block over its cap)"},
+	{metrics.ErrProtocol, "broke the protocol (a reply that is not JSON-RPC or SSE, a wrong id or content type)"},
+	{metrics.ErrRedirect, "redirected off its origin, or in a loop"},
+	{metrics.ErrBadSessionID, "gave a session id that is not visible ASCII or too long"},
+}
+
+// sampleOf is the first error text of the group that is of kind k, as " (first: ...)".
+func (g Outcome) sampleOf(k metrics.ErrorKind) string {
+	for _, s := range g.Report.ErrorSamples {
+		if sampleKind(s) == k {
+			return fmt.Sprintf(" (first: %s)", s)
+		}
+	}
+	return ""
+}
+
+// sampleKind guesses an error text's kind from the words its error type writes.
+func sampleKind(s string) metrics.ErrorKind {
+	switch {
+	case strings.Contains(s, "larger than its cap"), strings.Contains(s, "response headers exceeded"):
+		return metrics.ErrTooLarge
+	case strings.HasPrefix(s, "protocol: "):
+		return metrics.ErrProtocol
+	case strings.Contains(s, "redirect"):
+		return metrics.ErrRedirect
+	case strings.HasPrefix(s, "bad session id"):
+		return metrics.ErrBadSessionID
+	}
+	return metrics.ErrOther
 }

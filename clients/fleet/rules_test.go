@@ -55,6 +55,12 @@ func TestProblems(t *testing.T) {
 	refused := Outcome{Name: "bad", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsFailed: 340}), Report: Report{RefusedCalls: 340, ErrorSamples: []string{"JSON-RPC error -32602: unexpected additional properties [\"text\"]"}}}
 	cut := Outcome{Name: "cut", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 2, metrics.ToolCallsFailed: 9})}
 	noCalls := Outcome{Name: "idle", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5})}
+	// Calls were due and none was made: every turn skipped behind a call that never ended, or
+	// impossible (arguments the client could not send).
+	refusedAll := Outcome{Name: "stuck", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 4, metrics.CallsSkipped: 36}), Report: Report{CallsDue: 40, ErrorSamples: []string{"tools/list: the server offers no tool"}}}
+	big := Outcome{Name: "big", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 2, metrics.ToolCallsOK: 10}), Report: Report{ErrorSamples: []string{"HTTP 500: oops", "SSE event larger than its cap of 1048576 bytes"}}}
+	big.Snapshot.Errors[metrics.ErrTooLarge] = 3
+	silent := Outcome{Name: "mute", Snapshot: snap(map[metrics.Counter]int64{}), Report: Report{CallsDue: 8}}
 	noReplay := Outcome{Name: "blind", Snapshot: snap(map[metrics.Counter]int64{metrics.SessionsStarted: 5, metrics.ToolCallsOK: 10, metrics.Drops: 7})}
 	for range 7 {
 		_ = noReplay.Snapshot.Hists[metrics.ReconnectLatency].RecordValue(1000)
@@ -71,6 +77,9 @@ func TestProblems(t *testing.T) {
 		{[]Outcome{cut}, false, nil},     // cut by faults: what was asked
 		{[]Outcome{ended}, true, nil},    // dropped, never reconnected before the end
 		{[]Outcome{noCalls}, false, nil}, // a workload may make no calls
+		{[]Outcome{refusedAll, healthy}, false, []string{"group stuck: no tool call was made, though 40 were due (36 skipped", "(first: tools/list: the server offers no tool)"}},
+		{[]Outcome{big}, false, []string{"group big: the server sent more than mcpchaos reads (a body, event, line or header block over its cap) 3 times (first: SSE event larger than its cap of 1048576 bytes)"}},
+		{[]Outcome{silent}, false, []string{"group mute: no tool call was made, though 8 were due", "were the group's sessions ever started?"}},
 		{[]Outcome{noReplay}, true, []string{"7 reconnects after drops but no replay in any group"}},
 		{[]Outcome{noReplay}, false, nil},
 		{[]Outcome{noReplay, healthy}, true, nil}, // one group replayed: the run measured it

@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"mime"
 	"net/http"
@@ -14,9 +15,13 @@ import (
 type Stream struct {
 	Status int
 	Body   string // start of the body when Status is not 200
-	resp   *http.Response
-	cancel context.CancelFunc
-	retry  atomic.Int64
+	// body is the open stream's body. Only the body is kept, not the response: a held stream
+	// lives long, and the response's header map and request are a kilobyte it never reads again.
+	body io.ReadCloser
+	// encoding is what an error over the event cap says of the body's Content-Encoding.
+	encoding string
+	cancel   context.CancelFunc
+	retry    atomic.Int64
 }
 
 // OpenStream sends the GET for the session's standalone stream, with Last-Event-ID when cursor
@@ -53,10 +58,13 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 		cancel()
 		return nil, err
 	}
-	st := &Stream{Status: resp.StatusCode, resp: resp, cancel: cancel}
+	st := &Stream{Status: resp.StatusCode, body: resp.Body, encoding: encodingNote(resp), cancel: cancel}
 	st.retry.Store(-1)
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
+		// The body of a chunked response keeps the response (for its trailers) for the
+		// stream's life; its headers and request are not read again.
+		resp.Header, resp.Request = nil, nil
 		return st, nil
 	}
 	// Not a stream: the start of its body, for the report, within the request timeout too (a
@@ -74,7 +82,7 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 // Events yields the stream's events until it ends. The error is nil when the server closed
 // the stream cleanly.
 func (st *Stream) Events(maxEvent int) iter.Seq2[Event, error] {
-	return readEvents(st.resp.Body, maxEvent, &st.retry)
+	return readEvents(st.body, maxEvent, &st.retry)
 }
 
 // Retry is the last `retry:` value the server sent on this stream, in ms, or -1.
@@ -83,7 +91,13 @@ func (st *Stream) Retry() int64 { return st.retry.Load() }
 // Close ends the stream.
 func (st *Stream) Close() {
 	st.cancel()
-	if st.resp != nil {
-		st.resp.Body.Close()
+	if st.body != nil {
+		st.body.Close()
 	}
+}
+
+// Classify names the error of a read of st as ClassifyRead does, saying of an event over its
+// cap that it came compressed, if it did.
+func (st *Stream) Classify(err error, maxEvent int) error {
+	return encodingNamed(ClassifyRead(err, maxEvent), st.encoding)
 }

@@ -168,9 +168,9 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch ct {
 	case "application/json":
-		return rep, resp.Header, s.readJSON(rep, resp.Body, msg.ID)
+		return rep, resp.Header, gzipNamed(s.readJSON(rep, resp.Body, msg.ID), resp)
 	case "text/event-stream":
-		return rep, resp.Header, s.readSSE(ctx, rep, resp.Body, msg.ID, method)
+		return rep, resp.Header, gzipNamed(s.readSSE(ctx, rep, resp.Body, msg.ID, method), resp)
 	default:
 		rep.Body = snippet(resp.Body)
 		return rep, resp.Header, &ProtocolError{Msg: fmt.Sprintf("reply to %s has content type %q", method, ct)}
@@ -246,7 +246,7 @@ func (s *Session) readSSE(ctx context.Context, rep *Reply, body io.Reader, id js
 			break
 		}
 		rep.Resumed++
-		done, err = s.readReply(ctx, rep, st.resp.Body, id, &cursor, &retry)
+		done, err = s.readReply(ctx, rep, st.body, id, &cursor, &retry)
 		st.Close()
 	}
 	switch {
@@ -295,4 +295,30 @@ func resumable(err error) bool {
 	}
 	k := Kind(err)
 	return k == metrics.ErrReset || k == metrics.ErrTimeout && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// gzipNamed says, of a reply over its cap, that it came compressed (inflated by net/http, or
+// sent with a Content-Encoding nobody asked for): a gzip bomb is named as one.
+func gzipNamed(err error, resp *http.Response) error {
+	return encodingNamed(err, encodingNote(resp))
+}
+
+// encodingNote is what gzipNamed adds for resp: empty for a plain body.
+func encodingNote(resp *http.Response) string {
+	switch enc := resp.Header.Get("Content-Encoding"); {
+	case resp.Uncompressed:
+		return " (of a gzip body, inflated)"
+	case enc != "":
+		return fmt.Sprintf(" (of a body sent with Content-Encoding: %.20s)", enc)
+	}
+	return ""
+}
+
+// encodingNamed adds note to err when err is a TooLargeError.
+func encodingNamed(err error, note string) error {
+	var te *TooLargeError
+	if note != "" && errors.As(err, &te) {
+		te.What += note
+	}
+	return err
 }

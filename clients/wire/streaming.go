@@ -35,9 +35,10 @@ type streaming struct {
 	base *http.Transport
 }
 
-// bufferSize is the read buffer of a held stream: headers and SSE lines pass through it; long
-// events are assembled by the SSE parser, not here.
-const bufferSize = 1 << 10
+// bufferSize is the read buffer of a held stream, held for its life: headers and SSE lines pass
+// through it (header lines longer than it are assembled by net/textproto, events by the SSE
+// parser); a chunk-size line must fit in it, and real ones are a few bytes.
+const bufferSize = 512
 
 func (s *streaming) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || !acceptsStream(req.Header.Get("Accept")) {

@@ -68,6 +68,7 @@ func exitCode(err error) int {
 }
 
 func main() {
+	smallStacks() // before anything starts: see stacks.go
 	// The process is the command's: zerolog's global logger, which embedded Toxiproxy's
 	// bandwidth toxic writes through (faults.NewEmbedded), must not draw over the progress view.
 	zlog.Logger = zerolog.Nop()

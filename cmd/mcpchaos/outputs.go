@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -15,9 +16,11 @@ import (
 // checkOutputs says, before any work, whether the export at out and the companions of formats
 // can be written: not a directory, in a directory that takes files, no two the same file.
 func checkOutputs(flag, out string, formats []string) error {
-	if err := results.CompanionSet(out, companionFormats(out, formats)).Check(); err != nil {
+	set := results.CompanionSet(out, companionFormats(out, formats))
+	if err := set.Check(); err != nil {
 		return usagef("%s %s: %v", flag, out, err)
 	}
+	_ = set.Clean() // an earlier run's temporaries: what cannot be removed stays, harmless
 	return nil
 }
 
@@ -33,13 +36,18 @@ func companionFormats(out string, formats []string) []string {
 // writeExportSet writes the export and its companions, removes the companions an earlier run
 // left under this name in formats not asked for now, and returns the companion paths written.
 // Until it returns without error, the set's marker (outfile.Marker) says it is incomplete.
-func writeExportSet(out string, e *results.Export, formats []string) ([]string, error) {
+// An export to a device or a FIFO ends on a signal while it is written (ctx, if still live:
+// a run that a signal stopped still writes its partial export, bounded by outfile.Stall).
+func writeExportSet(ctx context.Context, out string, e *results.Export, formats []string) ([]string, error) {
+	if ctx.Err() != nil {
+		ctx = context.Background()
+	}
 	formats = companionFormats(out, formats)
 	set := results.CompanionSet(out, formats)
 	if err := set.Begin(); err != nil {
 		return nil, fmt.Errorf("writing the export: %w", err)
 	}
-	if err := results.WriteFile(out, e); err != nil {
+	if err := results.WriteFileContext(ctx, out, e); err != nil {
 		return nil, fmt.Errorf("writing the export: %w", err)
 	}
 	written, err := results.WriteCompanions(out, e, formats)

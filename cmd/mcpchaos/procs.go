@@ -186,7 +186,7 @@ func mergeShards(ctx context.Context, w *workloads.Workload, fl runFlags, out, d
 	for _, p := range problems {
 		fmt.Fprintf(stdout, "problem: %s\n", p)
 	}
-	written, err := writeExportSet(out, merged, formats)
+	written, err := writeExportSet(ctx, out, merged, formats)
 	if err != nil {
 		return err
 	}

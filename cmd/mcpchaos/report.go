@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/outfile"
-	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/report"
 )
 
@@ -39,7 +39,7 @@ opened offline. -o - writes it to stdout.`,
 			if out == "-" {
 				return report.Write(cmd.OutOrStdout(), runs, opts)
 			}
-			if err := results.WriteFileWith(out, func(w io.Writer) error { return report.Write(w, runs, opts) }); err != nil {
+			if err := outfile.WriteWithContext(cmd.Context(), out, os.Stdout, func(w io.Writer) error { return report.Write(w, runs, opts) }); err != nil {
 				return fmt.Errorf("writing the report: %w", err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d run%s)\n", out, len(runs), map[bool]string{true: "", false: "s"}[len(runs) == 1])

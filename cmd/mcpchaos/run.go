@@ -125,6 +125,9 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		}
 		opts = append(opts, engine.WithShard(s.Index, s.Count))
 	}
+	if fl.procs > 1 {
+		opts = append(opts, engine.WithProcs(fl.procs))
+	}
 	if fl.startAt != "" {
 		at, err := parseStartAt(fl.startAt, time.Now(), fl.shard != "")
 		if err != nil {
@@ -231,7 +234,7 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	} else if err := printRun(stdout, fl, plan, exp, problems); err != nil {
 		return err
 	}
-	written, err := writeExportSet(out, exp, formats)
+	written, err := writeExportSet(ctx, out, exp, formats)
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
 	}

@@ -1,24 +1,50 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 func newValidateCmd() *cobra.Command {
-	return &cobra.Command{
+	var procs int
+	var shard string
+	cmd := &cobra.Command{
 		Use:   "validate WORKLOAD",
 		Short: "Check a workload file (or built-in name) without running it",
 		Long: `Check a workload without running it. WORKLOAD is a file path or the name of a built-in
 workload (` + joinNames() + `). Every mistake is reported with file:line:col; exit status 2 if
-there is any.`,
+there is any. The workload is planned as run plans it (--procs and --shard as run takes them),
+so that what validate passes, run does not refuse.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			w, err := workloads.Resolve(a[0])
 			if err != nil {
+				return err
+			}
+			var opts []engine.PlanOption
+			if procs < 1 || procs > 64 {
+				return usagef("--procs %d: want 1 to 64 processes", procs)
+			}
+			if procs > 1 {
+				opts = append(opts, engine.WithProcs(procs))
+			}
+			if shard != "" {
+				s, err := parseShard(shard)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, engine.WithShard(s.Index, s.Count))
+			}
+			if _, err := engine.NewPlan(w, opts...); err != nil {
+				var se *engine.ShardError
+				if errors.As(err, &se) { // as run says it
+					return usagef("--shard %q: %s", shard, se.Why)
+				}
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -27,6 +53,9 @@ there is any.`,
 			return nil
 		},
 	}
+	cmd.Flags().IntVar(&procs, "procs", 1, "check it as run --procs N would run it: N shard processes on this machine")
+	cmd.Flags().StringVar(&shard, "shard", "", "check it as run --shard INDEX/COUNT would run it")
+	return cmd
 }
 
 func joinNames() string {
