@@ -91,9 +91,9 @@ func TestRunExportErrorContract(t *testing.T) {
 		{name: "SetupError: the target refuses connections", plan: func(t *testing.T) *Plan {
 			return mustPlan(t, urlWorkload(t, "http://"+closedPort(t)+"/mcp", ""))
 		}, wantErr: isA[*SetupError], withExport: true, runError: "could not start"},
-		{name: "MeasureError: no session was ever established", plan: func(t *testing.T) *Plan {
+		{name: "SetupError: the target does not answer as an MCP server", plan: func(t *testing.T) *Plan {
 			return mustPlan(t, urlWorkload(t, refuse.URL+"/mcp", ""))
-		}, wantErr: isA[*MeasureError], withExport: true, runError: "no session was ever established"},
+		}, wantErr: isA[*SetupError], withExport: true, runError: "does not answer as an MCP server"},
 		{name: "AbortError: an abort_on_fail threshold failed", plan: func(t *testing.T) *Plan {
 			return mustPlan(t, tinyWorkload(t, "contract", 1), WithThresholds(abortAtOnce))
 		}, wantErr: isA[*AbortError], withExport: true, runError: "naive.sessions_started < 1"},

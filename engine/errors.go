@@ -27,6 +27,7 @@ func configErr(format string, args ...any) error {
 }
 
 // SetupError is a run that could not start (the target unreachable, its certificate refused,
+// not answering as an MCP server, keeping no sessions for a workload that needs them,
 // Toxiproxy not starting). The export says why in run.error.
 type SetupError struct{ Err error }
 
@@ -34,7 +35,8 @@ func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // MeasureError is a run that went on but could not measure what it was asked to (the target
-// gone until the end, the toxiproxy-server lost, no session ever established).
+// gone until the end, the toxiproxy-server lost, no session ever established, no tool call
+// that succeeded, a calls phase a group mostly missed for want of a live session).
 type MeasureError struct{ Problems []string }
 
 func (e *MeasureError) Error() string {

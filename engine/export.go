@@ -109,6 +109,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	exp.Faults = append([]results.FaultAt(nil), r.faultLog...)
 	r.faultMu.Unlock()
 	exp.Phases = phasesRun(r.w.Phases, end.Sub(start))
+	r.phaseTurns(exp.Phases)
 	r.exportRelease(exp)
 	return exp, nil
 }
@@ -124,6 +125,22 @@ func phasesRun(phases []workloads.Phase, ran time.Duration) []results.PhaseAt {
 		out = append(out, results.PhaseAt{Phase: p.Name, StartS: roundS(p.Start), EndS: roundS(min(p.End(), ran))})
 	}
 	return out
+}
+
+// phaseTurns adds to each phase with calls every group's turns and calls not made in it.
+func (r *runner) phaseTurns(phases []results.PhaseAt) {
+	for i, f := range r.fleets {
+		for k, pt := range f.PhaseTurns() {
+			if k >= len(phases) || !r.w.Phases[k].Calls {
+				continue
+			}
+			ph := &phases[k]
+			if ph.Turns == nil {
+				ph.Turns, ph.CallsNotMade = map[string]int64{}, map[string]int64{}
+			}
+			ph.Turns[r.w.Groups[i].Name], ph.CallsNotMade[r.w.Groups[i].Name] = pt.Turns, pt.NotMade
+		}
+	}
 }
 
 // faultsInForce names the faults in force on some proxy now, in the order they were applied.

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -46,9 +47,10 @@ type View struct {
 	faultNames []string
 	faultsNow  func() []string
 
-	fleets   []*fleet.Fleet
-	recs     []*metrics.Recorder
-	believed []atomic.Int64 // the last census's believed-live-but-dead, per group
+	fleets      []*fleet.Fleet
+	recs        []*metrics.Recorder
+	believed    []atomic.Int64 // the last census's believed-live-but-dead, per group
+	sessionless bool           // the target keeps no sessions: session figures do not apply
 }
 
 // GroupStatus is a client group's state now: its sessions by state and its recorder.
@@ -56,6 +58,10 @@ type GroupStatus struct {
 	Name     string
 	Census   fleet.Census
 	Recorder *metrics.Recorder
+	// Withheld says that the figures derived from session deaths (false-live above all) must
+	// not be read as measured: results.NotApplicable (the target keeps no sessions) or
+	// results.EstimateRefuted (sessions answered after their estimated death); "" otherwise.
+	Withheld string
 }
 
 func newView(w string, shard *Shard, planned time.Duration, fleets []*fleet.Fleet, recs []*metrics.Recorder) *View {
@@ -70,6 +76,12 @@ func (v *View) Groups() []GroupStatus {
 		c := v.fleets[i].Census()
 		v.believed[i].Store(int64(c.BelievedLiveButDead))
 		out[i] = GroupStatus{Name: rec.Name, Census: c, Recorder: rec}
+		switch {
+		case v.sessionless:
+			out[i].Withheld = results.NotApplicable
+		case v.fleets[i].Report().EstimateRefuted > 0:
+			out[i].Withheld = results.EstimateRefuted
+		}
 	}
 	return out
 }

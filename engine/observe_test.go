@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -44,8 +45,12 @@ func TestObserverLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec, plain := &recorder{}, &startStop{}
+	// A starved machine may let this tiny run make no successful call, which fails it as a
+	// run that measured nothing (MeasureError, with its export); the observers are what is
+	// checked.
+	var me *MeasureError
 	exp, err := Run(context.Background(), plan, WithObserver(rec), WithObserver(plain), WithStderr(testWriter{t}))
-	if err != nil {
+	if err != nil && !errors.As(err, &me) {
 		t.Fatal(err)
 	}
 	// The run's own timeline observer: samples in time order, every group in each, running

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func TestPhasesAndFaultsInForce(t *testing.T) {
 		{Name: "after-ttl", Start: 7500 * time.Millisecond, Duration: 2500 * time.Millisecond},
 	}
 	got := phasesRun(phases, 10*time.Second)
-	if len(got) != 3 || got[1] != (results.PhaseAt{Phase: "quiet", StartS: 1, EndS: 7.5}) {
+	if len(got) != 3 || !reflect.DeepEqual(got[1], results.PhaseAt{Phase: "quiet", StartS: 1, EndS: 7.5}) {
 		t.Errorf("whole run: %+v", got)
 	}
 	got = phasesRun(phases, 3*time.Second) // interrupted in the quiet phase

@@ -19,6 +19,9 @@ type Plan struct {
 	// Labels say what the run tested (release, commit, environment): the export records them,
 	// compare shows them, the report puts them on its trend axis.
 	Labels map[string]string
+	// NoSchemaCheck sends the workload's tool arguments without checking them against the
+	// tool's inputSchema first (for servers whose schema lies).
+	NoSchemaCheck bool
 }
 
 // PlanOption changes a plan before NewPlan checks it, once.
@@ -27,6 +30,7 @@ type PlanOption func(*planDraft)
 type planDraft struct {
 	target    *workloads.Target
 	toxiproxy *string
+	groups    *GroupOverrides
 	procs     int // run --procs: the processes the whole workload will be split into
 	plan      Plan
 }
@@ -96,6 +100,26 @@ func WithLabels(labels map[string]string) PlanOption {
 	}
 }
 
+// WithNoSchemaCheck skips the check of the workload's tool arguments against the tool's
+// inputSchema before the run.
+func WithNoSchemaCheck() PlanOption {
+	return func(d *planDraft) { d.plan.NoSchemaCheck = true }
+}
+
+// GroupOverrides replace what every group of a workload says (run --tool, --tool-args,
+// --probe, --dead-statuses, --from-inspect); zero fields leave the workload's.
+type GroupOverrides struct {
+	Tool         string
+	Arguments    map[string]any
+	Probe        string
+	DeadStatuses []int
+}
+
+// WithGroupOverrides applies o to every group of the workload.
+func WithGroupOverrides(o GroupOverrides) PlanOption {
+	return func(d *planDraft) { d.groups = &o }
+}
+
 // NewPlan applies the options to w (which it does not change) and checks the result once,
 // with Workload.Validate: a workload changed in Go is held to the rules of a workload file. Its
 // error is a *ConfigError naming the field at fault (groups[0].clients, thresholds[1], shard,
@@ -129,7 +153,10 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 		}
 		w = nw
 	}
-	if d.toxiproxy != nil || d.target != nil {
+	if d.groups != nil {
+		w = overrideGroups(w, *d.groups)
+	}
+	if d.toxiproxy != nil || d.target != nil || d.groups != nil {
 		if err := invalid(w.Validate()); err != nil { // what the options changed
 			return nil, err
 		}
@@ -169,6 +196,32 @@ func whereOf(t workloads.Target) string {
 		return t.Where
 	}
 	return "target"
+}
+
+// overrideGroups is w with o applied to every group. A tool given this way has no line in the
+// workload: one the server lacks is still an error, said against the flag.
+func overrideGroups(w *workloads.Workload, o GroupOverrides) *workloads.Workload {
+	cp := *w
+	cp.Groups = append([]workloads.GroupSpec(nil), w.Groups...)
+	for i := range cp.Groups {
+		g := &cp.Groups[i]
+		if o.Tool != "" {
+			g.Tool, g.ToolWhere = o.Tool, "--tool"
+			if o.Arguments == nil {
+				g.Arguments, g.ArgumentsWhere = nil, "" // the workload's were for its own tool
+			}
+		}
+		if o.Arguments != nil {
+			g.Arguments, g.ArgumentsWhere = o.Arguments, "--tool-args"
+		}
+		if o.Probe != "" {
+			g.Probe = o.Probe
+		}
+		if o.DeadStatuses != nil {
+			g.DeadStatuses = o.DeadStatuses
+		}
+	}
+	return &cp
 }
 
 // shardWorkload is the part of w that shard s runs: in every group, the clients whose number

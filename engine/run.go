@@ -128,6 +128,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
+	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
 	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
@@ -187,6 +188,7 @@ func (r *runner) abortOn(cancel context.CancelFunc) func(gate.Threshold, string)
 // finish builds the export of a run that went on, and the error that says how it ended.
 func (r *runner) finish(start, end time.Time, interrupted bool, h *health, faultErr error, tl *results.Timeline) (*results.Export, error) {
 	panicked := r.guard.First()
+	r.countRunTwice()
 	problems, fatal := h.problems()
 	if faultErr != nil {
 		problems = append(problems, "fault schedule: "+faultErr.Error())
@@ -200,9 +202,13 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	if line := r.noSessions(); line != "" && !interrupted && panicked == nil {
 		problems = append(problems, line)
 		fatal = true
-	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); len(ps) > 0 && !interrupted && panicked == nil {
-		problems = append(problems, ps...) // the run could not measure what it was asked (clients/fleet/problems.go)
-		fatal = true
+	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); !interrupted && panicked == nil {
+		ps = append(ps, r.measuredNothing(ps)...) // measured.go
+		ps = append(ps, r.shortfalls()...)
+		if len(ps) > 0 {
+			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/fleet/problems.go)
+			fatal = true
+		}
 	}
 	fatal = fatal || faultErr != nil || r.rel.err != nil || panicked != nil
 	r.secrets.Value(&problems)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +29,8 @@ type targetInfo struct {
 	prefix     string // the run's proxy name prefix on an external toxiproxy-server
 	toxiproxy  string // its API URL
 	generation wire.Generation
+	noIDs      bool // a session-family server that hands out no session ids: no sessions
+	pf         *preflight
 	notes      []string
 }
 
@@ -46,6 +50,11 @@ func (r *runner) setUp(ctx context.Context) error {
 	gen, err := r.negotiate(ctx, conn)
 	if err != nil {
 		return err
+	}
+	if r.w.Target.Builtin == nil {
+		if truth, err = r.checkTarget(ctx, conn, gen, truth); err != nil {
+			return err
+		}
 	}
 	for _, g := range r.w.Groups {
 		if err := r.addGroup(ctx, g, conn, gen, truth); err != nil {
@@ -108,6 +117,8 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		Roots: g.Roots, Replies: g.ServerReplies,
 		// ReconnectDelay and ReconnectMax: fleet.NewFleet's defaults, their one source.
 		Kind: g.Policy, LibraryOptions: g.LibraryOptions,
+		Phases:  len(r.w.Phases),
+		PhaseAt: phaseAt(r.w.Phases),
 	}
 	r.recs = append(r.recs, rec)
 	fl := fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases))
@@ -152,7 +163,9 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	}
 	r.tgt.label = redact.URL(u)
 	r.tgt.estimated = true
-	if t.SessionTTL <= 0 {
+	if t.NoSessionTTL {
+		r.tgt.notes = append(r.tgt.notes, "the target declares session_ttl: none (its sessions never expire by idling): no session death is estimated, phases that wait for ttl last only their offset, and every death counted is one the server's answers revealed")
+	} else if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
 	}
 	return conn, truth.NewEstimated(t.SessionTTL), nil
@@ -208,13 +221,87 @@ func (r *runner) negotiate(ctx context.Context, conn wire.Conn) (wire.Negotiated
 		}
 		return n, fmt.Errorf("target %s: %w", r.tgt.label, err)
 	}
+	only := "only "
+	if r.w.Groups[0].Protocol == wire.ProtocolStateless && n.Generation == wire.SessionFamily {
+		// The workload asks for the stateless revision (protocol: 2026-07-28), which a server
+		// may speak beside the session family (the Go SDK's and mcp-go's do).
+		if !slices.Contains(n.Supported, wire.ProtocolStateless) {
+			return n, fmt.Errorf("target %s: the workload's clients speak %s, which the server does not offer (server/discover named %q); leave protocol out to speak the session family",
+				r.tgt.label, wire.ProtocolStateless, n.Supported)
+		}
+		n.Generation, n.Protocol, only = wire.Stateless, wire.ProtocolStateless, ""
+	}
 	r.tgt.generation = n.Generation
 	if n.Generation == wire.Stateless {
 		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf(
-			"the target speaks only the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
+			"the target speaks "+only+"the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
 			n.Protocol, strings.Join(fleet.SessionOnlyMetrics(), ", ")))
 	}
 	return n, nil
+}
+
+// checkTarget runs the preflight against a target by URL and applies what it learnt: a
+// server that keeps no sessions (no ids, or the stateless revision) gets no TTL estimate, and
+// a workload that needs sessions stops here; the groups' tools are checked (resolveTools).
+// It returns the truth the fleets use.
+func (r *runner) checkTarget(ctx context.Context, conn wire.Conn, gen wire.Negotiated, tr truth.Truth) (truth.Truth, error) {
+	pf, err := r.preflight(ctx, conn, gen)
+	if err != nil {
+		return nil, err
+	}
+	r.tgt.pf = pf
+	if gen.Generation == wire.SessionFamily && !pf.sessionIDs {
+		r.tgt.noIDs = true
+		tr = truth.NewEstimated(0) // nothing to die: no estimate
+		r.tgt.notes = append(r.tgt.notes, "the target keeps no sessions: initialize answered without an Mcp-Session-Id (a valid server: ids are optional), so there is no session to die, resume or count; the session figures are not applicable, and what applies is measured: tool calls, their latency, reconnects")
+	}
+	if pf.substitutes {
+		r.tgt.notes = append(r.tgt.notes, "the target answered a ping under a session id it never issued with a result: it serves any id as a live session (silent substitution, inspect's silent_substitution), so a dead session looks alive and its death can only be estimated from the declared TTL; a success after an estimated death proves nothing about the session")
+	}
+	if r.tgt.noIDs || gen.Generation == wire.Stateless {
+		if why := needsSessions(r.w); why != "" {
+			kind := "hands out no session ids"
+			if gen.Generation == wire.Stateless {
+				kind = "speaks the stateless revision " + gen.Protocol
+			}
+			return nil, fmt.Errorf("the target %s keeps no sessions (it %s), and %s; nothing was run: run a workload without ttl phases against it (what applies is measured: tool calls, requests lost and re-issued, latency)",
+				r.tgt.label, kind, why)
+		}
+	}
+	if err := r.resolveTools(pf); err != nil {
+		return nil, err
+	}
+	for _, line := range unknownStatusHints(pf, r.w.Groups) {
+		fmt.Fprintln(r.opts.stderr, "mcpchaos: "+line)
+		r.tgt.notes = append(r.tgt.notes, line)
+	}
+	return tr, nil
+}
+
+// unknownStatusHints warn, per group, when the server refused a session id it never issued
+// with a status the group's dead_statuses do not list: if it answers its dead sessions so too,
+// the group's clients cannot tell a dead session from a failure.
+func unknownStatusHints(pf *preflight, groups []workloads.GroupSpec) []string {
+	st := pf.unknownStatus
+	if st == 0 || st/100 == 2 {
+		return nil
+	}
+	var out []string
+	for _, g := range groups {
+		if !slices.Contains(g.DeadStatuses, st) {
+			out = append(out, fmt.Sprintf("group %s: the server answered %d to a session id it never issued, and dead_statuses %v do not list %d: if it answers dead sessions so, this group cannot see them as dead (inspect says which status a dead session gets; --dead-statuses %s)",
+				g.Name, st, g.DeadStatuses, st, statusList(append(slices.Clone(g.DeadStatuses), st))))
+		}
+	}
+	return out
+}
+
+func statusList(sts []int) string {
+	parts := make([]string, len(sts))
+	for i, s := range sts {
+		parts[i] = strconv.Itoa(s)
+	}
+	return strings.Join(parts, ",")
 }
 
 // describeTarget fills in what the export says about the target.
@@ -222,6 +309,9 @@ func (r *runner) describeTarget(run *results.Run) {
 	run.Target = r.tgt.label
 	run.DetectionDelayEstimated = r.tgt.estimated
 	run.Generation = r.tgt.generation.String()
+	if r.tgt.noIDs {
+		run.Generation = "session-without-ids"
+	}
 	run.Notes = append(run.Notes, r.tgt.notes...)
 	if r.tgt.prefix != "" {
 		run.Notes = append(run.Notes, fmt.Sprintf("proxies were created on the toxiproxy-server %s under the prefix %s and removed at the end; if a run was killed, `mcpchaos faults clean --toxiproxy %s` removes what it left",
@@ -235,14 +325,29 @@ func (r *runner) describeTarget(run *results.Run) {
 			run.Libraries[f.Name()] = results.Library{Kind: li.Kind, Name: li.Name, Version: li.Version,
 				Options: li.Options, NegotiatedProtocol: li.Protocol, ErrorClasses: li.ErrorClasses}
 		}
-		if na := f.NotObservable(); len(na) > 0 {
+		na := f.NotObservable()
+		if r.inst == nil {
+			na = append(na, "calls_run_twice") // only the reference server counts executions
+		}
+		if len(na) > 0 {
 			if run.NotObservable == nil {
 				run.NotObservable = map[string][]string{}
 			}
 			run.NotObservable[f.Name()] = na
 		}
+		if r.tgt.noIDs || r.tgt.generation == wire.Stateless {
+			run.Withhold(f.Name(), results.NotApplicable, fleet.SessionOnlyMetrics()...)
+		}
+		if n := f.Report().EstimateRefuted; n > 0 {
+			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)
+		}
 	}
 }
+
+// estimateDerived are the figures computed from estimated death times: when the run refutes
+// the estimate (successes after an estimated death), they are withheld, not shown as facts.
+var estimateDerived = []string{"false_healthy_seconds", "stale_events_applied", "detection_delay", "sessions_dead",
+	"dead_session_requests", "retries_against_dead", "misattributed_errors", "retry_amplification"}
 
 // callsOn says, for a time since the start, whether the workload's phase then makes calls.
 func callsOn(phases []workloads.Phase) func(time.Duration) bool {
@@ -253,6 +358,18 @@ func callsOn(phases []workloads.Phase) func(time.Duration) bool {
 			}
 		}
 		return false
+	}
+}
+
+// phaseAt says, for a time since the start, which phase is in force (the last after the end).
+func phaseAt(phases []workloads.Phase) func(time.Duration) int {
+	return func(el time.Duration) int {
+		for i, p := range phases {
+			if el < p.End() {
+				return i
+			}
+		}
+		return len(phases) - 1
 	}
 }
 

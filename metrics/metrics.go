@@ -51,6 +51,8 @@ const (
 	ListenersSilentlyDead         // GET listeners that stopped with the session still held and nothing surfaced to the application
 	ErrorsMisclassified           // session deaths a library surfaced as something else (timeout, "not implemented", context canceled)
 	SilentSubstitutions           // POSTs with a dead session's id that the server answered 2xx, unnoticed by the library
+	CallsNotMade                  // turns of a calls phase that passed with no live session to call on
+	CallsRunTwice                 // tool calls the server ran again (the reference server knows; 0 elsewhere: not observable)
 	numCounters
 )
 
@@ -63,6 +65,7 @@ var counterNames = [numCounters]string{
 	"tool_errors", "server_requests_answered", "calls_skipped",
 	"calls_hung", "hung_ms", "replayed_errors_delivered", "dead_session_background_requests",
 	"listeners_silently_dead", "errors_misclassified", "silent_substitutions",
+	"calls_not_made", "calls_run_twice",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -102,6 +105,8 @@ var counterHelp = [numCounters]string{
 	"GET listeners that stopped while the session was held, with nothing surfaced to the application.",
 	"Session deaths a client library surfaced as something else (a timeout, not implemented, context canceled).",
 	"Requests with a dead session's id that the server answered 2xx, unnoticed by the client library.",
+	"Turns of a calls phase that passed with no live session to call on (reconnecting, re-initializing).",
+	"Executions of a tool call beyond its first, as the reference server counted them (a retry or re-issue of a call that had run).",
 }
 
 // Counters lists every counter in export order.

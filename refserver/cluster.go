@@ -89,9 +89,10 @@ const maxReplicas = 64
 type Cluster struct {
 	cfg    Config
 	topo   Topology
-	shared *logStore  // LogShared: the one log store; nil otherwise
-	lim    *logLimits // one event-id counter for the whole cluster
-	mirror *redisLog  // a Redis event log, or nil
+	shared *logStore   // LogShared: the one log store; nil otherwise
+	lim    *logLimits  // one event-id counter for the whole cluster
+	execs  *executions // one count of tool calls run: a re-issue may reach another replica
+	mirror *redisLog   // a Redis event log, or nil
 
 	mu       sync.Mutex
 	replicas []*replica // by slot; nil: removed by a scale-down
@@ -127,6 +128,7 @@ func NewCluster(cfg Config, topo Topology) (*Cluster, error) {
 	c := &Cluster{
 		cfg: cfg, topo: topo,
 		lim:    &logLimits{max: cfg.RetentionEvents, retention: int64(cfg.Retention)},
+		execs:  newExecutions(),
 		owners: make(map[string]owner), pins: make(map[string]int), deaths: make(map[string]Death),
 	}
 	switch {
@@ -150,8 +152,11 @@ func (c *Cluster) newReplica() *Server {
 	if logs == nil {
 		logs = newLogStore()
 	}
-	return newServer(c.cfg, logs, c.lim)
+	return newServer(c.cfg, logs, c.lim, c.execs)
 }
+
+// RunTwice says which tool calls the cluster ran more than once, on any replicas.
+func (c *Cluster) RunTwice() RunTwice { return c.execs.runTwice() }
 
 // Topology returns the cluster's shape as configured, defaults filled in.
 func (c *Cluster) Topology() Topology { return c.topo }

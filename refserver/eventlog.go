@@ -48,6 +48,11 @@ type logMirror interface {
 type eventLog struct {
 	lim *logLimits
 	key sessionKey // the session the log belongs to: names its mirror
+	// primes says that the session's client negotiated 2025-11-25 or later, whose clients
+	// expect a priming event (an id, empty data) first on every stream; older clients may
+	// take its empty data for a message, so they get none (the SDKs do the same). Set before
+	// the log is shared.
+	primes bool
 
 	mu         sync.Mutex
 	events     []event // events[head:] are kept, oldest first

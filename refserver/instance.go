@@ -88,6 +88,14 @@ func (i *Instance) Stats() Stats {
 	return i.Server.Stats()
 }
 
+// RunTwice says which tool calls the server (or cluster) ran more than once.
+func (i *Instance) RunTwice() RunTwice {
+	if i.Cluster != nil {
+		return i.Cluster.RunTwice()
+	}
+	return i.Server.RunTwice()
+}
+
 // shutdownGrace bounds how long Close waits for requests in flight.
 const shutdownGrace = 2 * time.Second
 

@@ -56,7 +56,8 @@ type callParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Meta      struct {
-		ProgressToken json.RawMessage `json:"progressToken"` // echoed as sent
+		ProgressToken json.RawMessage `json:"progressToken"`    // echoed as sent
+		Call          string          `json:"io.mcpchaos/call"` // mcpwire.CallKey: the logical call
 	} `json:"_meta"`
 }
 

@@ -72,6 +72,7 @@ func (s *Server) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
 	}
 	key := newSessionKey()
 	rec := &session{key: key, log: newEventLog(s.limits, key)}
+	rec.log.primes = version >= "2025-11-25" // revisions are dates: they sort as strings
 	rec.lastRefresh.Store(s.now())
 	s.logs.add(rec.key, rec.log) // before the record: a live session always has a log
 	s.sessions.add(rec)
@@ -103,6 +104,9 @@ func (s *Server) callTool(rp *reply, req *jsonrpc.Request) {
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		rp.respond(req.ID, nil, rpcError(jsonrpc.CodeInvalidParams, "tools/call params: %v", err))
 		return
+	}
+	if p.Name == "echo" || p.Name == "slow" {
+		s.execs.ran(p.Meta.Call) // the tool runs: a second run of the same call is a fact
 	}
 	switch p.Name {
 	case "echo":
@@ -158,7 +162,7 @@ func (s *Server) reply(w http.ResponseWriter, log *eventLog) *reply {
 	rp.stream = stream
 	setSSEHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	rp.sent(writePriming(w, priming, s.cfg.Retry))
+	rp.sent(writePriming(w, priming, s.cfg.Retry, log.primes))
 	return rp
 }
 

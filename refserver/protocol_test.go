@@ -62,6 +62,12 @@ func TestInitialize(t *testing.T) {
 				if priming.data != "" || priming.retry != "1500" {
 					t.Errorf("priming event %+v: want empty data and retry 1500", priming)
 				}
+				if tc.want < "2025-11-25" { // no priming for older clients: the retry field alone
+					if priming.id != "" {
+						t.Errorf("a %s client got a priming event %+v: want the retry field alone", tc.want, priming)
+					}
+					return
+				}
 				if priming.ID(t) >= response.ID(t) {
 					t.Errorf("event ids %s then %s: want increasing", priming.id, response.id)
 				}

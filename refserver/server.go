@@ -40,6 +40,7 @@ type Server struct {
 	deadType  string
 	sessions  sessionStore
 	logs      *logStore     // this server's own, or the one a Cluster's replicas share
+	execs     *executions   // likewise: tool calls run, per logical call
 	limits    *logLimits    // likewise
 	done      chan struct{} // closed by Close: the ticker and open streams end
 	cut       chan struct{} // closed by cutStreams: open streams end, the ticker goes on
@@ -57,12 +58,15 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	cfg = cfg.WithDefaults()
-	return newServer(cfg, newLogStore(), &logLimits{max: cfg.RetentionEvents, retention: int64(cfg.Retention)})
+	return newServer(cfg, newLogStore(), &logLimits{max: cfg.RetentionEvents, retention: int64(cfg.Retention)}, newExecutions())
 }
+
+// RunTwice says which tool calls the server ran more than once, by the group that named them.
+func (s *Server) RunTwice() RunTwice { return s.execs.runTwice() }
 
 // newServer starts a server whose event logs live in logs (its own, or shared
 // between replicas) under lim.
-func newServer(cfg Config, logs *logStore, lim *logLimits) *Server {
+func newServer(cfg Config, logs *logStore, lim *logLimits, execs *executions) *Server {
 	s := &Server{
 		cfg:      cfg,
 		ttl:      int64(cfg.SessionTTL),
@@ -71,6 +75,7 @@ func newServer(cfg Config, logs *logStore, lim *logLimits) *Server {
 		cut:      make(chan struct{}),
 		logs:     logs,
 		limits:   lim,
+		execs:    execs,
 	}
 	s.sessions.init()
 	s.ticker.Add(1)

@@ -88,7 +88,7 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f
 	rc := http.NewResponseController(w)
 	// On a resume the priming event repeats the client's cursor, so that a
 	// drop during the replay loses nothing.
-	if writePriming(w, cursor, s.cfg.Retry) != nil || rc.Flush() != nil {
+	if writePriming(w, cursor, s.cfg.Retry, log.primes) != nil || rc.Flush() != nil {
 		return
 	}
 	strict := s.cfg.GetValidation == Strict
@@ -135,12 +135,18 @@ func setSSEHeaders(h http.Header) {
 }
 
 // writePriming writes the event that opens every SSE stream: an id and empty
-// data, so the client holds a cursor before any message arrives.
-func writePriming(w io.Writer, id uint64, retry time.Duration) error {
+// data, so the client holds a cursor before any message arrives. A client
+// older than 2025-11-25 (primes false) gets no priming event, only the retry
+// field when there is one (a block without data dispatches no event).
+func writePriming(w io.Writer, id uint64, retry time.Duration, primes bool) error {
 	var err error
-	if retry > 0 {
+	switch {
+	case !primes && retry > 0:
+		_, err = fmt.Fprintf(w, "retry: %d\n\n", retry.Milliseconds())
+	case !primes:
+	case retry > 0:
 		_, err = fmt.Fprintf(w, "id: %d\nretry: %d\ndata: \n\n", id, retry.Milliseconds())
-	} else {
+	default:
 		_, err = fmt.Fprintf(w, "id: %d\ndata: \n\n", id)
 	}
 	return err

@@ -189,6 +189,9 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 		}
 		for _, m := range ms {
 			row := judgeMetric(m, tol.For(name, m.Name), x)
+			if why := withheldIn(exports, name, m.Name); why != "" {
+				row.Verdict, row.Note = VerdictInfo, "withheld ("+why+"): not judged"
+			}
 			c.count(row)
 			c.Rows = append(c.Rows, row)
 		}
@@ -197,6 +200,17 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	c.CurrentRun = CurrentRunStatus(cur.Export)
 	c.Findings = findings(c)
 	return c
+}
+
+// withheldIn says why metric is withheld for group (any group, for overall) in any of the
+// exports, "" when it is in none: a figure a run withheld is never judged.
+func withheldIn(exports []*Export, group, metric string) string {
+	for _, e := range exports {
+		if why := e.WithheldWhy(group, metric); why != "" {
+			return why
+		}
+	}
+	return ""
 }
 
 // lagGrowth is how much the current run's generator timer lag p99 (µs) exceeds the worst

@@ -17,6 +17,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -86,6 +87,12 @@ type Run struct {
 	NotObservable map[string][]string `json:"not_observable,omitempty"`
 	// Libraries says, per group that ran a real client library, which and what it did (v2).
 	Libraries map[string]Library `json:"libraries,omitempty"`
+	// Withheld marks, per group, the figures a reader must not take as measured, each with why:
+	// NotApplicable (the target keeps no sessions: nothing to drop, die or resume), or
+	// EstimateRefuted (the run saw sessions answer after their estimated death, so every figure
+	// derived from that estimate is wrong). The summary, compare and the report print the mark
+	// in place of the number (v2).
+	Withheld map[string]map[string]string `json:"withheld,omitempty"`
 	// Notes say in words what the numbers cannot: a stateless target, estimated deaths, where
 	// the proxies were (v2).
 	Notes []string `json:"notes,omitempty"`
@@ -98,6 +105,46 @@ type Run struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// MergedShards lists the shards an export was merged from (mcpchaos merge) (v2).
 	MergedShards []MergedShard `json:"merged_shards,omitempty"`
+}
+
+// The marks of Run.Withheld.
+const (
+	NotApplicable   = "not applicable"
+	EstimateRefuted = "estimate refuted"
+)
+
+// WithheldWhy says why group's metric is withheld, "" when it is not.
+func (r *Run) WithheldWhy(group, metric string) string {
+	return r.Withheld[group][metric]
+}
+
+// WithheldWhy says why the export withholds group's metric ("" when it does not): a
+// histogram's percentile (detection_delay.p99) is withheld with its histogram, and overall's
+// figure with any group's.
+func (e *Export) WithheldWhy(group, metric string) string {
+	base, _, _ := strings.Cut(metric, ".")
+	for g, ms := range e.Run.Withheld {
+		if why := ms[base]; why != "" && (g == group || group == "overall") {
+			return why
+		}
+	}
+	return ""
+}
+
+// Withhold marks group's metrics as withheld for why (NotApplicable, EstimateRefuted); a mark
+// already set stays.
+func (r *Run) Withhold(group, why string, metrics ...string) {
+	if r.Withheld == nil {
+		r.Withheld = map[string]map[string]string{}
+	}
+	if r.Withheld[group] == nil {
+		r.Withheld[group] = map[string]string{}
+	}
+	for _, m := range metrics {
+		if r.Withheld[group][m] == "" {
+			r.Withheld[group][m] = why
+		}
+	}
 }
 
 // Shard identifies one part of a sharded run: Index counts from 0 to Count-1.

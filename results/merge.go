@@ -222,6 +222,11 @@ func mergeRun(parts []Part) Run {
 			}
 		}
 		r.Libraries = mergeLibraries(r.Libraries, s.Libraries)
+		for g, ms := range s.Withheld {
+			for m, why := range ms {
+				r.Withhold(g, why, m)
+			}
+		}
 		// The shards of one run carry the same labels; a shard's own are kept too, and a label
 		// the shards disagree on keeps every value and is noted. Each shard has its own proxies.
 		var differ []string
@@ -269,6 +274,15 @@ func mergePhases(parts []Part, start time.Time) []PhaseAt {
 	for _, ph := range first.Export.Phases {
 		ph.StartS += shift
 		ph.EndS += shift
+		ph.Turns, ph.CallsNotMade = nil, nil
+		for _, p := range parts { // every shard's turns in the phase of that name
+			for _, sp := range p.Export.Phases {
+				if sp.Phase == ph.Phase {
+					ph.Turns = addCounts(ph.Turns, sp.Turns)
+					ph.CallsNotMade = addCounts(ph.CallsNotMade, sp.CallsNotMade)
+				}
+			}
+		}
 		out = append(out, ph)
 	}
 	if len(out) == 0 {

@@ -64,6 +64,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Libraries = map[string]Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
 			Options: map[string]any{"maxRetries": 10}, NegotiatedProtocol: "2025-11-25", ErrorClasses: map[string]int64{"McpError(-32001)": 1}}}
+		r.Withhold("naive", EstimateRefuted, "false_healthy_seconds")
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
 		r.Labels = map[string]string{"release": "v1.4.2"}
 		r.End = r.Start.Add(10 * time.Second)
@@ -72,7 +73,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 			t.Fatal(err)
 		}
 		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
-		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4}, {Phase: "quiet", StartS: 4, EndS: 10}}
+		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4, Turns: map[string]int64{"probe": 10}, CallsNotMade: map[string]int64{"probe": 1}}, {Phase: "quiet", StartS: 4, EndS: 10}}
 		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
 		e.Timeline = &Timeline{IntervalS: 1}
 		for k := range 11 {

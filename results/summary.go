@@ -35,6 +35,9 @@ var summaryRows = []struct {
 	{"tool calls ok / failed", func(g *Group) string {
 		return fmt.Sprintf("%d / %d", g.Counters["tool_calls_ok"], g.Counters["tool_calls_failed"])
 	}},
+	{"calls not made", counter("calls_not_made")},
+	{"tool errors", counter("tool_errors")},
+	{"server requests answered", counter("server_requests_answered")},
 	{"probe latency p50 / p99", latency("probe_latency")},
 	{"reconnect latency p50 / p99", latency("reconnect_latency")},
 	{"detection delay p50 / p99", latency("detection_delay")},
@@ -68,6 +71,28 @@ var libraryRows = []struct {
 	{"deaths misclassified", counter("errors_misclassified")},
 	{"silent substitutions", counter("silent_substitutions")},
 	{"failed call latency p50 / p99", latency("call_failure_latency")},
+}
+
+// rowMetrics are the metrics a summary row shows, where a run may withhold them: a row any of
+// them is withheld for a group shows the mark in that group's column (Run.Withheld).
+var rowMetrics = map[string][]string{
+	"sessions started": {"sessions_started"}, "drops": {"drops"},
+	"replays 200 / dead / refused": {"replays_ok"}, "probes sent": {"probes_sent"},
+	"sessions dead (ran into)": {"sessions_dead"}, "deaths detected as such": {"sessions_dead_detected"},
+	"misattributed errors": {"misattributed_errors"}, "dead-session requests": {"dead_session_requests"},
+	"  of them retries": {"retries_against_dead"}, "retry amplification": {"retry_amplification"},
+	"stale events applied": {"stale_events_applied"}, "events quarantined": {"events_quarantined"},
+	"re-init collisions": {"reinit_collisions"}, "false-healthy seconds": {"false_healthy_seconds"},
+	"probe latency p50 / p99": {"probe_latency"}, "reconnect latency p50 / p99": {"reconnect_latency"},
+	"detection delay p50 / p99": {"detection_delay"},
+}
+
+// withheldMark is what the summary prints in place of a withheld figure.
+func withheldMark(why string) string {
+	if why == NotApplicable {
+		return "n/a"
+	}
+	return "withheld (" + why + ")"
 }
 
 func counter(name string) func(g *Group) string {
@@ -111,7 +136,13 @@ func WriteSummary(w io.Writer, e *Export) error {
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t", row.label)
 		for i := range e.Groups {
-			fmt.Fprintf(tw, "%s\t", row.value(&e.Groups[i]))
+			v := row.value(&e.Groups[i])
+			for _, m := range rowMetrics[row.label] {
+				if why := e.Run.WithheldWhy(e.Groups[i].Name, m); why != "" {
+					v = withheldMark(why)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t", v)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -76,4 +76,8 @@ type PhaseAt struct {
 	Phase  string  `json:"phase"`
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
+	// Turns and CallsNotMade count, per group, in a phase with calls: the turns the group's
+	// request loops had, and those that passed with no live session to call on (v2).
+	Turns        map[string]int64 `json:"turns,omitempty"`
+	CallsNotMade map[string]int64 `json:"calls_not_made,omitempty"`
 }

@@ -53,6 +53,12 @@ func (d *decoder) errorf(n ast.Node, field, format string, args ...any) {
 
 // position is the 1-based line and column where n starts in the file; 1:1
 // when n carries no position.
+// where is file:line:col of a node, for errors found when the run starts.
+func (d *decoder) where(n ast.Node) string {
+	line, col := position(n)
+	return fmt.Sprintf("%s:%d:%d", d.file, line, col)
+}
+
 func position(n ast.Node) (int, int) {
 	if isNil(n) {
 		return 1, 1

@@ -137,7 +137,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.CallEvery = m.durationAtLeast("call_every", defaultCallEvery, 0, true)
 	if tf := m.field("tool"); tf != nil && d.urlTarget {
 		if s, ok := d.str(tf); ok && s != "" {
-			g.Tool = s
+			g.Tool, g.ToolWhere = s, d.where(tf.node)
 		} else if ok {
 			d.errorf(tf.node, tf.path, "is empty; name a tool the server offers")
 		}
@@ -148,6 +148,9 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.RequestTimeout = m.durationAtLeast("request_timeout", defaultRequestTimeout, 0, true)
 	g.Protocol = m.oneOf("protocol", protocols)
 	g.Arguments = d.arguments(m)
+	if af := m.field("arguments"); af != nil && g.Arguments != nil {
+		g.ArgumentsWhere = d.where(af.node)
+	}
 	if pf := m.field("progress_tokens"); pf != nil {
 		on, ok := d.boolean(pf)
 		g.NoProgressTokens = ok && !on

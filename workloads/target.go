@@ -16,7 +16,7 @@ import (
 var targetSchema = schema{keys: []schemaKey{
 	{"builtin", "configure the built-in reference server, e.g. builtin: {session_ttl: 30m}"},
 	{"url", "give the MCP endpoint of a real server, e.g. url: https://staging.example.com/mcp"},
-	{"session_ttl", "declare the server's session TTL, e.g. session_ttl: 30m: phases may then wait for it (ttl+1m) and detection delays are estimated from it"},
+	{"session_ttl", "declare the server's session TTL, e.g. session_ttl: 30m: phases may then wait for it (ttl+1m) and detection delays are estimated from it; session_ttl: none declares that its sessions never expire"},
 	{"headers", "list extra request headers, e.g. headers: {Authorization: \"Bearer ${MCP_TOKEN}\"}"},
 	{"ca_file", "give a PEM file of certificates to trust for https, e.g. ca_file: ./staging-ca.pem"},
 	{"insecure_skip_verify", "set insecure_skip_verify: true to accept any certificate (never in production)"},
@@ -93,7 +93,9 @@ func (d *decoder) urlTargetOf(m *mapping, uf *field) (Target, bool) {
 	t.Where = fmt.Sprintf("%s:%d:%d", d.file, line, col)
 	ttlOK := false
 	if tf := m.field("session_ttl"); tf != nil {
-		if v, ok := d.duration(tf); ok && d.checkDuration(tf, v, 0, true) {
+		if nodeText(tf.node) == "none" {
+			t.NoSessionTTL, ttlOK = true, true // "ttl" in a phase then counts 0
+		} else if v, ok := d.duration(tf); ok && d.checkDuration(tf, v, 0, true) {
 			t.SessionTTL, ttlOK = v, true
 		}
 	} else {
@@ -195,8 +197,8 @@ func (w *Workload) WithTarget(t Target) (*Workload, error) {
 	for i := range c.Phases {
 		p := &c.Phases[i]
 		if i < len(w.ttlOffsets) && w.ttlOffsets[i] != nil {
-			if t.SessionTTL <= 0 {
-				return nil, fmt.Errorf("phase %s lasts %q, which needs the target's session TTL; declare it (--session-ttl 30m)",
+			if t.SessionTTL <= 0 && !t.NoSessionTTL {
+				return nil, fmt.Errorf("phase %s lasts %q, which needs the target's session TTL; declare it (--session-ttl 30m, or --session-ttl none for a server whose sessions never expire)",
 					p.Name, "ttl"+fmtOffset(*w.ttlOffsets[i]))
 			}
 			p.Duration = t.SessionTTL + *w.ttlOffsets[i]

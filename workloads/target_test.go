@@ -178,3 +178,33 @@ func TestWithTarget(t *testing.T) {
 		t.Errorf("a run too short for its faults: %v", err)
 	}
 }
+
+// session_ttl: none declares a server whose sessions never expire: "ttl" in a phase counts 0,
+// the phase lasting its offset; the workload still says it waits for the TTL.
+func TestSessionTTLNone(t *testing.T) {
+	w, err := Parse("u.yaml", []byte(strings.Replace(urlBase, "session_ttl: 2s", "session_ttl: none", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Target.NoSessionTTL || w.Target.SessionTTL != 0 || w.Phases[0].Duration != time.Second {
+		t.Errorf("target %+v, phase %+v", w.Target, w.Phases[0])
+	}
+	if w.WaitsForTTL() != "a" || w.Groups[0].ToolWhere != "u.yaml:18:11" {
+		t.Errorf("WaitsForTTL %q, ToolWhere %q", w.WaitsForTTL(), w.Groups[0].ToolWhere)
+	}
+	// --session-ttl none on a workload that declared a TTL: the phases are laid out again.
+	w2, err := Parse("u.yaml", []byte(urlBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := w2.Target
+	tg.SessionTTL, tg.NoSessionTTL = 0, true
+	w3, err := w2.WithTarget(tg)
+	if err != nil || w3.Phases[0].Duration != time.Second {
+		t.Errorf("WithTarget(none): %v %+v", err, w3)
+	}
+	tg.NoSessionTTL = false
+	if _, err := w2.WithTarget(tg); err == nil || !strings.Contains(err.Error(), "--session-ttl none") {
+		t.Errorf("WithTarget without a TTL: %v", err)
+	}
+}

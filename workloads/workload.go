@@ -32,6 +32,17 @@ type Workload struct {
 	decodedAs  string           // fingerprint of the values Parse returned (validate.go); "" for one built in Go
 }
 
+// WaitsForTTL names the first phase that waits for the session TTL ("ttl±DUR"), "" when none
+// does: such a workload needs a server that keeps sessions.
+func (w *Workload) WaitsForTTL() string {
+	for i, off := range w.ttlOffsets {
+		if off != nil && i < len(w.Phases) {
+			return w.Phases[i].Name
+		}
+	}
+	return ""
+}
+
 // Target is the MCP server under test.
 type Target struct {
 	// Builtin is the built-in reference server, configured to a regime; nil
@@ -45,6 +56,9 @@ type Target struct {
 	// means in phase durations and what detection delays are measured (for
 	// a URL target, estimated) against.
 	SessionTTL time.Duration
+	// NoSessionTTL says that the URL target declared session_ttl: none: its sessions never
+	// expire by idling. "ttl" in a phase then counts 0, and no death is estimated.
+	NoSessionTTL bool
 
 	// The rest applies to a URL target only.
 	Headers            []Header // extra request headers, ${VAR} unexpanded
@@ -111,6 +125,10 @@ type GroupSpec struct {
 	// LibraryOptions are the options of the client library a library policy runs, checked
 	// (clients.CheckLibraryOption); nil when none are set.
 	LibraryOptions map[string]any
+	// ToolWhere and ArgumentsWhere are file:line:col of the group's `tool` and `arguments`
+	// when the workload names them ("" when defaulted or set by a flag): a tool the server
+	// does not offer, or arguments its schema refuses, are reported there when the run starts.
+	ToolWhere, ArgumentsWhere string
 }
 
 // Fault is a toxic (or a whole-proxy outage) applied to the proxies of some
@@ -170,7 +188,7 @@ var (
 	policies      = policy.Names() // the client name lists are defined once, in clients
 	probes        = policy.ProbeMethods()
 	tools         = fleet.ReferenceTools()
-	protocols     = wire.Protocols()
+	protocols     = append(wire.Protocols(), wire.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}

@@ -32,13 +32,15 @@ type Client struct {
 	f   *Fleet
 	idx int
 
-	mu    sync.Mutex
-	cur   *held   // nil while (re)initializing
-	mine  []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
-	state metrics.State
-	turns []loopTurns  // per request loop: its place on the schedule
-	sdk   *sdkClient   // the Go SDK session of a gosdk client (driver_gosdk.go); nil otherwise
-	calls atomic.Int64 // tool calls made: {{seq}} and progress tokens
+	mu      sync.Mutex
+	cur     *held   // nil while (re)initializing
+	mine    []*held // per request loop: the session that loop sends with (see Policy.SharesSession)
+	state   metrics.State
+	turns   []loopTurns  // per request loop: its place on the schedule
+	sdk     *sdkClient   // the Go SDK session of a gosdk client (driver_gosdk.go); nil otherwise
+	calls   atomic.Int64 // tool calls made: {{seq}} and progress tokens
+	logical atomic.Int64 // logical calls begun: each names its retries alike (callKey)
+	wasLive atomic.Bool  // the client has had a live session: later turns without one are calls not made
 }
 
 func (c *Client) setState(s metrics.State) {
@@ -48,6 +50,9 @@ func (c *Client) setState(s metrics.State) {
 }
 
 func (c *Client) setStateLocked(s metrics.State) {
+	if s == metrics.StateLive {
+		c.wasLive.Store(true)
+	}
 	if c.state != s {
 		c.f.rec.Move(c.state, s)
 		c.state = s
@@ -239,12 +244,21 @@ func (c *Client) dropLoopSession(k int, h *held) {
 // callTool sends the group's tool call with args, with a progress token unless the group
 // turned them off: a server that reports progress then answers with an SSE reply whose events
 // carry ids, which gives the session a cursor.
-func (c *Client) callTool(ctx context.Context, s *wire.Session, args any) (*wire.Reply, error) {
+//
+// call names the logical call (callKey): the same on every retry and re-issue of it.
+func (c *Client) callTool(ctx context.Context, s *wire.Session, args any, call string) (*wire.Reply, error) {
 	seq := c.calls.Add(1)
-	if c.f.cfg.NoProgressTokens {
-		return s.CallTool(ctx, c.f.tool(), args)
+	token := ""
+	if !c.f.cfg.NoProgressTokens {
+		token = fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq)
 	}
-	return s.CallToolWithProgress(ctx, c.f.tool(), args, fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq))
+	return s.CallToolAs(ctx, c.f.tool(), args, token, call)
+}
+
+// callKey names a new logical call of the client, "GROUP/CLIENT/N": what a server counting
+// executions per call (the reference server) groups its runs by.
+func (c *Client) callKey() string {
+	return fmt.Sprintf("%s/%d/%d", c.f.cfg.Name, c.idx, c.logical.Add(1))
 }
 
 // answered counts a tool call that got a result: a success, or a tool error (isError), which is

@@ -167,6 +167,7 @@ func (c *Client) tickSDK(ctx context.Context, _ int) {
 	live := c.state == metrics.StateLive
 	c.mu.Unlock()
 	if h == nil || cs == nil || !live {
+		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
 	cfg := &c.f.cfg

@@ -32,6 +32,7 @@ func (statelessDriver) notObservable() []string { return SessionOnlyMetrics() }
 func (c *Client) tickStateless(ctx context.Context, k int) {
 	h := c.sessionFor(k)
 	if h == nil {
+		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
 	cfg := &c.f.cfg
@@ -44,6 +45,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 	}
 	var first time.Time
 	lost := false
+	call := c.callKey()
 	for attempt := 1; ; attempt++ {
 		sent := time.Now()
 		if attempt == 1 {
@@ -52,7 +54,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 		if lost {
 			c.f.rec.Inc(metrics.RequestsReissued)
 		}
-		rep, err := c.callTool(ctx, h.s, args)
+		rep, err := c.callTool(ctx, h.s, args, call)
 		if ctx.Err() != nil {
 			return
 		}

@@ -54,6 +54,7 @@ func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
 func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 	h := c.sessionFor(k)
 	if h == nil {
+		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
 	args, err := c.f.arguments(ctx, c, c.f.listTools(h.s))
@@ -64,12 +65,13 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 		return
 	}
 	cfg := &c.f.cfg
+	call := c.callKey()
 	for attempt := 1; ; attempt++ {
 		if h.replaced.Load() {
 			c.f.rec.Inc(metrics.ReinitCollisions)
 		}
 		sent := time.Now()
-		rep, err := c.callTool(ctx, h.s, args)
+		rep, err := c.callTool(ctx, h.s, args, call)
 		if ctx.Err() != nil {
 			return // the run is over; an interrupted call is not a failure
 		}

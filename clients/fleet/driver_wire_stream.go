@@ -91,7 +91,15 @@ func (r *reading) chooseCursor() {
 }
 
 // openFirst opens the session's first GET stream. nil means there is none to hold.
+//
+// A session without an id (a server that keeps no sessions: ids are optional) has no stream
+// of its own to hold: a GET without an id is a stream the server cannot tie to anyone, and
+// real servers answer it in ways of their own (mcp-go's stateless mode holds each open, then
+// ends one when the next comes: a storm of reconnects without any fault).
 func (c *Client) openFirst(h *held) *wire.Stream {
+	if h.s.ID == "" {
+		return nil
+	}
 	b := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
 	for h.ctx.Err() == nil {
 		sent := time.Now()

@@ -52,6 +52,11 @@ type GroupConfig struct {
 	// checked by policy.CheckLibraryOption.
 	Kind           string
 	LibraryOptions map[string]any
+	// Phases is how many phases the run has, and PhaseAt which one is in force at a time since
+	// the start: the group counts its turns and its calls not made per phase (PhaseTurns).
+	// PhaseAt nil: one phase.
+	Phases  int
+	PhaseAt func(elapsed time.Duration) int
 }
 
 // ReferenceTools lists the tools of the reference server (refserver) that a group calling it
@@ -74,6 +79,9 @@ type Fleet struct {
 	deaths  [truth.DeathSources]atomic.Int64 // deaths counted, by how their time was obtained
 	// refusedCalls counts surfaced tool calls the server refused (fleetreport.go).
 	refusedCalls atomic.Int64
+	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
+	// with no live session to call on (calls_not_made).
+	turnsBy, notMadeBy, skippedBy []atomic.Int64
 	// callsDue counts the call turns that came during a phase that makes calls, made or not:
 	// a group with turns and no call made is a problem (problems.go), never a quiet 0 / 0.
 	callsDue atomic.Int64
@@ -99,8 +107,10 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 		ep.Responder = &wire.Responder{Roots: cfg.Roots, Replies: cfg.Replies}
 	}
 	ep.Responder.Recorder = rec
+	cfg.Phases = max(cfg.Phases, 1)
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: deaths, policy: cfg.Policy, calls: calls,
-		drv: pickDriver(ep, cfg)}
+		drv: pickDriver(ep, cfg), turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases),
+		skippedBy: make([]atomic.Int64, cfg.Phases)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
@@ -251,7 +261,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			defer guard.Catch(ctx, "call "+f.cfg.Name)
 			c := f.clients[j.c]
 			f.rec.Record(metrics.TurnLag, c.idx, c.turns[j.k].begin(time.Now()))
-			var t turnCall
+			t := turnCall{phase: f.phaseAt(j.due.Sub(start))}
 			defer func() {
 				c.turns[j.k].release(t.answered, period, func(d time.Duration) {
 					f.rec.Record(metrics.ToolCallLatencyCorrected, c.idx, d)
@@ -287,9 +297,15 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			s := &q[0]
 			c := f.clients[s.c]
 			if f.calls(s.due.Sub(start)) {
+				if c.wasLive.Load() { // turns before its first session are not the server's (notMade)
+					f.turnsBy[f.phaseAt(s.due.Sub(start))].Add(1)
+				}
 				f.callsDue.Add(1)
 				if !c.turns[s.k].take(s.due, period) {
 					f.rec.Inc(metrics.CallsSkipped)
+					if c.wasLive.Load() {
+						f.skippedBy[f.phaseAt(s.due.Sub(start))].Add(1)
+					}
 				} else if !dispatch(job{s.c, s.k, s.due}) {
 					c.turns[s.k].release(time.Time{}, period, nil)
 					return
@@ -299,6 +315,44 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			heap.Fix(&q, 0)
 		}
 	}
+}
+
+// phaseAt is the index of the phase in force at el (0 without a PhaseAt), within bounds.
+func (f *Fleet) phaseAt(el time.Duration) int {
+	if f.cfg.PhaseAt == nil {
+		return 0
+	}
+	return min(max(f.cfg.PhaseAt(el), 0), len(f.turnsBy)-1)
+}
+
+// notMade counts a turn that passed with no live session to call on: the client was
+// reconnecting or re-initializing. Turns before the client's first session is live are not
+// counted: how soon a client starts is the machine's (a loaded one initializes late), not
+// the server's.
+func (f *Fleet) notMade(ctx context.Context, c *Client) {
+	if !c.wasLive.Load() {
+		return
+	}
+	f.rec.Inc(metrics.CallsNotMade)
+	if t, ok := ctx.Value(turnKey{}).(*turnCall); ok {
+		f.notMadeBy[t.phase].Add(1)
+	}
+}
+
+// PhaseTurns is what a group's request loops did in one phase with calls.
+type PhaseTurns struct {
+	Turns   int64 `json:"turns"`          // turns its schedule gave them
+	NotMade int64 `json:"calls_not_made"` // of them, turns with no live session to call on
+	Skipped int64 `json:"calls_skipped"`  // of them, turns missed behind a call still running
+}
+
+// PhaseTurns returns the group's turns by phase index (GroupConfig.PhaseAt).
+func (f *Fleet) PhaseTurns() []PhaseTurns {
+	out := make([]PhaseTurns, len(f.turnsBy))
+	for i := range out {
+		out[i] = PhaseTurns{Turns: f.turnsBy[i].Load(), NotMade: f.notMadeBy[i].Load(), Skipped: f.skippedBy[i].Load()}
+	}
+	return out
 }
 
 type slot struct {

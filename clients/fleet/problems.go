@@ -113,7 +113,7 @@ func Notes(fleets []*Fleet) []string {
 			out = append(out, fmt.Sprintf("group %s: server requests answered: %s", f.cfg.Name, countsText(r.ServerRequests, wire.ServerMethods())))
 		}
 		if r.EstimateRefuted > 0 {
-			out = append(out, fmt.Sprintf("group %s: the server answered %d requests with success after the estimated death of their session: its sessions live longer than the declared session_ttl says (or an open stream keeps them alive), so the estimated figures are too high", f.cfg.Name, r.EstimateRefuted))
+			out = append(out, fmt.Sprintf("group %s: the server answered %d POST requests with success after the estimated death of their session (GET answers are no evidence: a permissive GET serves dead sessions): its sessions live longer than the declared session_ttl says (or an open stream keeps them alive), unless it serves any id as alive (silent substitution, noted when seen); every figure derived from the estimate is withheld", f.cfg.Name, r.EstimateRefuted))
 		}
 		if len(r.DeathTimes) > 0 {
 			out = append(out, fmt.Sprintf("group %s: session death times: %s", f.cfg.Name, countsText(r.DeathTimes, []string{truth.DeathExact, truth.DeathFromTTL, truth.DeathObserved})))

@@ -223,3 +223,7 @@ func minimalNumber(s *jsonschema.Schema, integer bool) float64 {
 	}
 	return v
 }
+
+// SampleArgs is a group's arguments as its first client's first call sends them (client 0,
+// seq 1): what a check against the tool's inputSchema before the run must judge.
+func SampleArgs(args map[string]any, group string) any { return expandArgs(args, group, 0, 1) }

@@ -80,8 +80,12 @@ func (l *loopTurns) release(answered time.Time, period time.Duration, record fun
 	}
 }
 
-// turnCall is what one call learns for its loop's turn: when it got its result.
-type turnCall struct{ answered time.Time }
+// turnCall is what one call learns for its loop's turn: when it got its result; and the phase
+// its turn fell in.
+type turnCall struct {
+	answered time.Time
+	phase    int
+}
 
 type turnKey struct{}
 

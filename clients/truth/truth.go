@@ -141,8 +141,10 @@ func (e *Estimated) deadAt(x *estimate, now time.Time) (time.Time, bool) {
 
 // Touch notes a success: a POST, or a GET (servers count any request as activity). After a
 // death the server showed, a POST success is a dead id served as alive; after a death only
-// estimated, a success refutes the estimate (the TTL or regime declared is off). Either way
-// the death stays where it was put, so that what was reported from it holds.
+// estimated, a POST success refutes the estimate (the TTL or regime declared is off). A GET
+// answered 200 refutes nothing: a permissive GET answers dead sessions so (the replay this
+// tool exists to distrust). Either way the death stays where it was put, so that what was
+// reported from it holds.
 func (e *Estimated) Touch(id string, at time.Time, post bool) {
 	s := e.shard(id)
 	s.mu.Lock()
@@ -152,7 +154,7 @@ func (e *Estimated) Touch(id string, at time.Time, post bool) {
 		switch {
 		case x.source == DeathObserved && post:
 			e.servedAfterDeath.Add(1)
-		case x.source == DeathFromTTL:
+		case x.source == DeathFromTTL && post:
 			e.refuted.Add(1)
 		}
 		return

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/internal/sleep"
+	"github.com/mcpchaos/mcpchaos/mcpwire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -72,6 +73,26 @@ func (s *Session) CallTool(ctx context.Context, name string, args any) (*Reply, 
 func (s *Session) CallToolWithProgress(ctx context.Context, name string, args any, token string) (*Reply, error) {
 	p := &mcp.CallToolParams{Name: name, Arguments: args}
 	p.SetProgressToken(token)
+	return s.Call(ctx, "tools/call", p)
+}
+
+// CallToolAs sends tools/call with its _meta: a progress token when token is set (a server
+// that reports progress then streams its reply with event ids), and the logical call's name
+// under mcpwire.CallKey when call is set (the same on every retry of the call, so that a
+// server counting executions knows a call it ran twice).
+func (s *Session) CallToolAs(ctx context.Context, name string, args any, token, call string) (*Reply, error) {
+	p := &mcp.CallToolParams{Name: name, Arguments: args}
+	if token != "" {
+		p.SetProgressToken(token)
+	}
+	if call != "" {
+		m := p.GetMeta()
+		if m == nil {
+			m = map[string]any{}
+		}
+		m[mcpwire.CallKey] = call
+		p.SetMeta(m)
+	}
 	return s.Call(ctx, "tools/call", p)
 }
 

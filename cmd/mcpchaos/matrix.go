@@ -137,8 +137,16 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 	if len(a) == 0 {
 		// The outage outlasts the target's TTL by 3 s, whatever TTL --session-ttl declares.
 		ttl := w.Target.SessionTTL
-		if fl.run.target.sessionTTL > 0 {
-			ttl = fl.run.target.sessionTTL
+		switch v := fl.run.target.sessionTTL; v {
+		case "":
+		case "none":
+			return nil, usagef("--session-ttl none: the matrix lets sessions die by their TTL within one run; give a target whose sessions expire within a minute")
+		default:
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return nil, usagef("--session-ttl %q: want a duration greater than 0, e.g. 2s", v)
+			}
+			ttl = d
 		}
 		if ttl > time.Minute {
 			return nil, usagef("--session-ttl %s: the matrix waits the TTL out within one run; give a target whose sessions expire within a minute", ttl)

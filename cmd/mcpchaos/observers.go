@@ -65,6 +65,7 @@ func viewStatus(v *engine.View) statusSource {
 				BelievedLiveButDead: c.BelievedLiveButDead,
 				DeadDetected:        rec.Get(metrics.SessionsDeadDetected),
 				Misattributed:       rec.Get(metrics.MisattributedErrors),
+				Withheld:            g.Withheld,
 			}
 			for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
 				if n := rec.Errors(k); n > 0 {

@@ -84,6 +84,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return errInterrupted // interrupted while setting up: nothing ran, nothing to export
 	}
 	extra = append(extra, fl.target.args()...)
+	extra = append(extra, fl.groups.args()...)
 	for _, t := range fl.thresholds {
 		extra = append(extra, "--threshold", t)
 	}

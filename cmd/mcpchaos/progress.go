@@ -20,6 +20,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // groupStatus is one progress row: a client group's sessions by state and its errors now. It
@@ -33,6 +34,9 @@ type groupStatus struct {
 	DeadDetected        int64            `json:"dead_detected"`
 	Misattributed       int64            `json:"misattributed"`
 	Errors              map[string]int64 `json:"errors,omitempty"`
+	// Withheld is why false-live must not be read as a count (results.NotApplicable,
+	// results.EstimateRefuted), "" when it may.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 func (g *groupStatus) add(o groupStatus) {
@@ -41,6 +45,9 @@ func (g *groupStatus) add(o groupStatus) {
 	g.BelievedLiveButDead += o.BelievedLiveButDead
 	g.DeadDetected += o.DeadDetected
 	g.Misattributed += o.Misattributed
+	if g.Withheld == "" {
+		g.Withheld = o.Withheld
+	}
 	for k, n := range o.Errors {
 		if g.Errors == nil {
 			g.Errors = map[string]int64{}
@@ -67,8 +74,16 @@ func (g *groupStatus) line(nameWidth int) string {
 	for _, n := range g.Errors {
 		total += n
 	}
+	falseLive := short(int64(g.BelievedLiveButDead))
+	switch g.Withheld {
+	case "":
+	case results.NotApplicable:
+		falseLive = "n/a"
+	default:
+		falseLive = "refuted" // the estimate of deaths it counts from was refuted
+	}
 	s := fmt.Sprintf("%-*s live %s rec %s false-live %s det %s misattr %s err %s", nameWidth, name,
-		short(int64(g.Live)), short(int64(g.Reconnecting)), short(int64(g.BelievedLiveButDead)),
+		short(int64(g.Live)), short(int64(g.Reconnecting)), falseLive,
 		short(g.DeadDetected), short(g.Misattributed), short(total))
 	kinds := ""
 	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
@@ -110,6 +125,7 @@ func lines(gs []groupStatus) []string {
 
 // progressLegend explains the rows' short words once, above them.
 const progressLegend = "rec: reconnecting or re-initializing; false-live: believed live, in truth dead;\n" +
+	"(n/a: no sessions; refuted: sessions outlived their estimated death, so no count);\n" +
 	"det: deaths detected as such; misattr: misattributed errors; err: transport errors"
 
 // clockLine is the run's clock: elapsed of planned, or the wait before a --start-at.

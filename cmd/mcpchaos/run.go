@@ -21,6 +21,7 @@ type runFlags struct {
 	progress string // auto, bars, lines, off
 	quiet    bool
 	target   targetFlags // --target, --toxiproxy and the target's connection settings (setup.go)
+	groups   groupFlags  // --tool, --tool-args, --probe, --dead-statuses, --from-inspect (runoverrides.go)
 
 	formats       string   // companions of the JSON export: csv, hgrm, junit, or none
 	thresholds    []string // --threshold: judged at the end, beside the workload's
@@ -90,6 +91,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	f.StringVar(&fl.metricsAddr, "metrics-addr", "", "serve live counters and histograms in Prometheus format at http://HOST:PORT/metrics")
 	f.BoolVar(&fl.metricsPublic, "metrics-public", false, "allow a non-loopback --metrics-addr")
 	fl.target.register(f)
+	fl.groups.register(f)
 	return cmd
 }
 
@@ -111,6 +113,11 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	gopts, err := fl.groups.options()
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, gopts...)
 	if fl.shard != "" {
 		s, err := parseShard(fl.shard)
 		if err != nil {

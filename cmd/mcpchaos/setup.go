@@ -15,7 +15,7 @@ import (
 // targetFlags are the run's command-line overrides of the workload's target and injector.
 type targetFlags struct {
 	url        string
-	sessionTTL time.Duration
+	sessionTTL string // a duration, or "none"
 	headers    []string
 	caFile     string
 	insecure   bool
@@ -26,7 +26,7 @@ type targetFlags struct {
 
 func (tf *targetFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&tf.url, "target", "", "run against the MCP server at this URL instead of the workload's target (http:// or https://)")
-	f.DurationVar(&tf.sessionTTL, "session-ttl", 0, "the target's session TTL, declared: phases that wait for ttl use it, and detection delays are estimated from it")
+	f.StringVar(&tf.sessionTTL, "session-ttl", "", "the target's session TTL, declared: phases that wait for ttl use it, and detection delays are estimated from it; none: its sessions never expire")
 	f.StringArrayVar(&tf.headers, "header", nil, `extra request header "Name: value" for a URL target, repeatable; ${VAR} is taken from the environment`)
 	f.StringVar(&tf.caFile, "ca-file", "", "PEM certificates to trust for an https target")
 	f.BoolVar(&tf.insecure, "insecure-skip-verify", false, "accept any certificate from an https target (never in production)")
@@ -66,7 +66,15 @@ func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, erro
 		return nil, usagef("--session-ttl, --header, --ca-file, --insecure-skip-verify and --http2 apply to a target given by URL; add --target URL")
 	}
 	if tf.set("session-ttl") {
-		t.SessionTTL = tf.sessionTTL
+		if tf.sessionTTL == "none" {
+			t.SessionTTL, t.NoSessionTTL = 0, true
+		} else {
+			d, err := time.ParseDuration(tf.sessionTTL)
+			if err != nil || d <= 0 {
+				return nil, usagef("--session-ttl %q: want a duration greater than 0, e.g. 30m, or none for a server whose sessions never expire", tf.sessionTTL)
+			}
+			t.SessionTTL, t.NoSessionTTL = d, false
+		}
 	}
 	for _, h := range tf.headers {
 		hd, err := workloads.ParseHeader(h)
@@ -101,7 +109,7 @@ func (tf *targetFlags) args() []string {
 		a = append(a, "--target", tf.url)
 	}
 	if tf.set("session-ttl") {
-		a = append(a, "--session-ttl", tf.sessionTTL.String())
+		a = append(a, "--session-ttl", tf.sessionTTL)
 	}
 	for _, h := range tf.headers {
 		a = append(a, "--header", h)

@@ -3,6 +3,7 @@ package peers
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -94,3 +95,30 @@ func addMCPGoTools(s *mcpgoserver.MCPServer) {
 		return mcpgo.NewToolResultText("result of " + q), nil
 	})
 }
+
+// MCPGoStateless starts mcp-go's streamable server with server.WithStateLess(true): no
+// Mcp-Session-Id at all (a valid 2025 server: ids are optional), every request served as a
+// new session, and a GET without a session id answered 200 and held open. It speaks the
+// session family (2025-11-25), not the stateless 2026-07-28 revision.
+func MCPGoStateless(t testing.TB, o Options) *Server {
+	t.Helper()
+	s := mcpgoserver.NewMCPServer("mcp-go-stateless-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
+	addMCPGoTools(s)
+	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true), quiet)
+	return &Server{Name: "mcp-go-stateless", URL: serve(t, h), stats: (&counter{}).stats}
+}
+
+// MCPGoIDs starts mcp-go's streamable server in its default mode: it hands out session ids
+// but keeps no record of them (StatelessGeneratingSessionIdManager: any well-formed id is
+// accepted), so a session it "ended" (the idle TTL o.SessionTTL) or never issued is served
+// 200 as if alive: silent substitution.
+func MCPGoIDs(t testing.TB, o Options) *Server {
+	t.Helper()
+	s := mcpgoserver.NewMCPServer("mcp-go-ids-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
+	addMCPGoTools(s)
+	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithSessionIdleTTL(o.SessionTTL), quiet)
+	return &Server{Name: "mcp-go-ids", URL: serve(t, h), stats: (&counter{}).stats}
+}
+
+// quiet keeps mcp-go's log (a line per swept session) out of the test's output.
+var quiet = mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))

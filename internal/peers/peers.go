@@ -1,7 +1,12 @@
 // Package peers starts real MCP servers of other implementations on loopback, for tests that
 // must meet the servers a team really runs: the official Go SDK, mark3labs/mcp-go (plain, and
 // with an event log that outlives its sessions: the seed's regime in a real SDK), and the
-// TypeScript SDK under node (ts.go).
+// TypeScript SDK under node (ts.go); and the regimes a run must recognise for what they are
+// (regimes of real servers, not of the seed): mcp-go without session ids
+// (MCPGoStateless) and with ids it never checks (MCPGoIDs: silent substitution), the TS SDK
+// answering 400 to unknown sessions (TS400), the official everything server (Everything: no
+// TTL, 400), and the Go SDK's stateless 2026-07-28 server (GoSDKStateless), which counts the
+// executions of each logical call.
 //
 // Every peer offers the same tools, with the schemas such servers have (required properties,
 // bounds, enums, no extra properties), so a client that sends arguments a tool does not take
@@ -39,7 +44,7 @@ type Options struct {
 
 // Server is a running peer.
 type Server struct {
-	Name string // "go-sdk", "mcp-go", "mcp-go-retained", "ts-sdk"
+	Name string // "go-sdk", "go-sdk-stateless", "mcp-go", "mcp-go-retained", "mcp-go-stateless", "mcp-go-ids", "ts-sdk", "ts-sdk-400", "everything"
 	URL  string // the MCP endpoint
 	// stats reads the server's counts of requests it sent to clients.
 	stats func() Stats
@@ -52,6 +57,10 @@ type Stats struct {
 	ServerRequests int64 `json:"server_requests"`
 	Unanswered     int64 `json:"unanswered"`
 	Abandoned      int64 `json:"abandoned"`
+	// Executions counts the tools/call the server ran; Duplicates those it ran again under a
+	// logical call (mcpwire.CallKey) it had already run (GoSDKStateless only).
+	Executions int64 `json:"executions,omitempty"`
+	Duplicates int64 `json:"duplicates,omitempty"`
 }
 
 // Stats returns the server's counts so far.

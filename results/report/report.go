@@ -142,6 +142,18 @@ var counterRows = []struct{ label, metric string }{
 	{"silent substitutions", "silent_substitutions"},
 }
 
+// withheld is v, or the mark of a figure the run withheld (not applicable, estimate refuted).
+func withheld(e *results.Export, group, metric, v string) string {
+	switch why := e.WithheldWhy(group, metric); why {
+	case "":
+		return v
+	case results.NotApplicable:
+		return "n/a"
+	default:
+		return "withheld (" + why + ")"
+	}
+}
+
 func runView(n int, r Run, open bool) (runData, error) {
 	e := r.Export
 	rd := runData{
@@ -174,7 +186,7 @@ func runView(n int, r Run, open bool) (runData, error) {
 		tr := tableRow{Label: row.label}
 		for _, g := range groups {
 			v, _ := results.Value(m, g)
-			tr.Values = append(tr.Values, m.Format(v))
+			tr.Values = append(tr.Values, withheld(e, g.Name, row.metric, m.Format(v)))
 		}
 		rd.Counters = append(rd.Counters, tr)
 	}
@@ -182,6 +194,10 @@ func runView(n int, r Run, open bool) (runData, error) {
 		tr := tableRow{Label: h.String() + " p50 / p99 / max (n)"}
 		for _, g := range groups {
 			hs := g.Histograms[h.String()]
+			if why := e.WithheldWhy(g.Name, h.String()); why != "" {
+				tr.Values = append(tr.Values, withheld(e, g.Name, h.String(), ""))
+				continue
+			}
 			if hs.Count == 0 {
 				tr.Values = append(tr.Values, "–")
 				continue

@@ -6,7 +6,10 @@
 // only, prints its URL as its first line, and answers GET /stats with the server requests it
 // sent to clients and how many of them went unanswered.
 //
-// usage: node server.mjs [--ttl MS] [--notify MS]
+// usage: node server.mjs [--ttl MS] [--notify MS] [--dead-status N]
+//
+// --dead-status is the status an unknown or expired session gets (404 by default, as the spec
+// says; 400 is what the SDK's older examples answer, and what many servers built on them do).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -20,6 +23,7 @@ const arg = (name, def) => {
 };
 const ttl = arg('--ttl', 0);
 const notifyEvery = arg('--notify', 0);
+const deadStatus = arg('--dead-status', 404);
 
 const stats = { server_requests: 0, unanswered: 0, abandoned: 0, sessions: 0, expired: 0 };
 
@@ -129,7 +133,12 @@ function readBody(req) {
 }
 
 function notFound(res) {
-  res.writeHead(404, { 'Content-Type': 'application/json' });
+  if (deadStatus === 400) {
+    res.writeHead(400, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Bad Request: No valid session ID provided' } }));
+    return;
+  }
+  res.writeHead(deadStatus, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
 }
 

@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/workloads"
+)
+
+// A run that measured nothing must never pass: a group whose calls phases ended without one
+// successful tool call measured no session, no death and no latency, whatever else its
+// counters say. The problem names what the server sent instead (the group's first error
+// text: a wrong Content-Type, a body that is not JSON or not JSON-RPC, a refused status), so
+// the reader can tell a broken server from a broken workload.
+
+// measuredNothing says, a line per group, which groups made calls phases pass without a
+// successful tool call; groups already named in problems are left to those lines.
+func (r *runner) measuredNothing(problems []string) []string {
+	if !slices.ContainsFunc(r.w.Phases, func(p workloads.Phase) bool { return p.Calls }) {
+		return nil
+	}
+	var out []string
+	for i, rec := range r.recs {
+		name := r.w.Groups[i].Name
+		if r.w.Groups[i].Clients == 0 || rec.Get(metrics.ToolCallsOK) > 0 {
+			continue
+		}
+		if slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, "group "+name+":") }) {
+			continue
+		}
+		if len(r.w.Faults) > 0 && !serverSpoke(rec) {
+			// Only connections refused, reset or timed out, in a workload that cuts them: on a
+			// starved machine a short calls phase can pass inside its own outage.
+			continue
+		}
+		out = append(out, fmt.Sprintf("group %s: no tool call succeeded in the calls phases, so the run measured nothing (%s)", name, r.whatWasSent(i, rec)))
+	}
+	return out
+}
+
+// serverSpoke says whether some of a group's failures were the server's answers (a status, a
+// broken reply, something over a cap, a JSON-RPC error), not only lost connections.
+func serverSpoke(rec *metrics.Recorder) bool {
+	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+		if k != metrics.ErrConnect && k != metrics.ErrTimeout && k != metrics.ErrReset && rec.Errors(k) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// whatWasSent says what group i got instead of results: its errors by kind and the first of
+// its error texts.
+func (r *runner) whatWasSent(i int, rec *metrics.Recorder) string {
+	var parts []string
+	for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+		if n := rec.Errors(k); n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	got := "no answer at all"
+	if len(parts) > 0 {
+		got = "errors: " + strings.Join(parts, ", ")
+	}
+	if n := rec.Get(metrics.ToolCallsFailed); n > 0 {
+		got = fmt.Sprintf("%d calls failed; %s", n, got)
+	}
+	if i < len(r.fleets) {
+		if s := r.fleets[i].Report().ErrorSamples; len(s) > 0 {
+			got += "; the server sent: " + s[0]
+		}
+	}
+	return got
+}
+
+// explainProblems adds to the fleets' problem lines what the preflight learnt: the no-cursor
+// line names the tools the server offers that say they stream.
+func (r *runner) explainProblems(ps []string) []string {
+	pf := r.tgt.pf
+	if pf == nil {
+		return ps
+	}
+	for i, p := range ps {
+		if strings.Contains(p, "no client held a cursor") {
+			if st := pf.streamingTools(); len(st) > 0 {
+				ps[i] = p + fmt.Sprintf("; the server offers tools that say they stream or report progress: %s (choose one with --tool)", strings.Join(st, ", "))
+			} else {
+				ps[i] = p + fmt.Sprintf("; none of the tools the server offers (%s) says it streams", pf.names())
+			}
+		}
+	}
+	return ps
+}
+
+// countRunTwice takes from the reference server the tool calls it ran more than once, by
+// group (the clients name each logical call): a fact no client can see. A server by URL does
+// not say: there the counter is listed as not observable (describeTarget).
+func (r *runner) countRunTwice() {
+	if r.inst == nil {
+		return
+	}
+	rt := r.inst.RunTwice()
+	for i, rec := range r.recs {
+		rec.Add(metrics.CallsRunTwice, rt.ByGroup[r.w.Groups[i].Name])
+	}
+	if rt.Partial {
+		r.tgt.notes = append(r.tgt.notes, "the reference server stopped learning new tool calls after its limit: calls_run_twice counts only calls it had learnt")
+	}
+}
+
+// phaseTurns is what a group's request loops did in one phase: the turns its schedule gave
+// them, and those that passed with no live session to call on (calls_not_made).
+type phaseTurns = fleet.PhaseTurns
+
+// shortfalls is the function below over the run's fleets.
+func (r *runner) shortfalls() []string {
+	by := make([][]phaseTurns, len(r.fleets))
+	first := make([]string, len(r.fleets))
+	for i, f := range r.fleets {
+		by[i] = f.PhaseTurns()
+		if s := f.Report().ErrorSamples; len(s) > 0 {
+			first[i] = s[0]
+		}
+	}
+	return shortfalls(r.w.Groups, r.w.Phases, disturbed(r.w), by, r.tgt.pf, first)
+}
+
+// recoveryRoom is how long after a fault of the workload clients may take to come back
+// (reconnect backoff up to a second, a probe, a re-initialize) on a loaded machine: calls
+// phases that begin within it count as disturbed.
+const recoveryRoom = 2 * time.Second
+
+// disturbed says, per phase, whether one of the workload's own faults or actions was in force
+// during it or ended less than recoveryRoom before it (an action counts to the end of the run:
+// a restart's effects outlast the command). Calls missed while the workload cuts the target
+// are what it asked for, and how long clients take to come back depends on the machine.
+func disturbed(w *workloads.Workload) []bool {
+	out := make([]bool, len(w.Phases))
+	for k, p := range w.Phases {
+		for _, f := range w.Faults {
+			end := w.Duration
+			if f.For > 0 && f.Action == nil {
+				end = f.At + f.For
+			}
+			if f.At < p.End() && end+recoveryRoom > p.Start {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// shortfalls says, a line per group and calls phase, where a group made fewer than half of the
+// phase's calls for want of a live session, or stayed reconnecting through it: the run did not
+// measure the calls it was asked to, and the likely cause is named (a dead-session status the
+// group does not know, from the preflight; else the group's first error). byPhase[i][k] is
+// group i's count in phase k. In a phase disturbed by the workload's own faults (disturbed[k])
+// missed calls are what was asked for, and how soon clients come back is the machine's: there
+// only a shortfall with a known cause, or a group that stayed reconnecting through a phase of
+// at least recoveryRoom, is a problem.
+func shortfalls(groups []workloads.GroupSpec, phases []workloads.Phase, disturbed []bool, byPhase [][]phaseTurns, pf *preflight, firstError []string) []string {
+	var out []string
+	for i, g := range groups {
+		for k, p := range phases {
+			if !p.Calls || i >= len(byPhase) || k >= len(byPhase[i]) {
+				continue
+			}
+			pt := byPhase[i][k]
+			// Turns missed behind calls still running are the machine's as much as the server's
+			// (a stalled generator skips turns too); they count only when the cause is known: the
+			// server answers a status the group cannot classify, so its calls fail and retry.
+			missing, known := pt.NotMade, mismatch(g, pf)
+			if known {
+				missing += pt.Skipped
+			}
+			if pt.Turns == 0 || 2*missing <= pt.Turns {
+				continue
+			}
+			if k < len(disturbed) && disturbed[k] && !known && (pt.NotMade < pt.Turns || p.Duration < recoveryRoom) {
+				continue
+			}
+			what := fmt.Sprintf("%d of its %d turns passed with no live session to call on (calls_not_made)", pt.NotMade, pt.Turns)
+			switch {
+			case pt.NotMade == pt.Turns:
+				what = fmt.Sprintf("it stayed reconnecting through the phase: none of its %d turns had a live session to call on (calls_not_made)", pt.Turns)
+			case known && pt.Skipped > 0:
+				what = fmt.Sprintf("%d of its %d turns made no call (%d with no live session to call on, calls_not_made; %d behind calls that kept failing, calls_skipped)", missing, pt.Turns, pt.NotMade, pt.Skipped)
+			}
+			out = append(out, fmt.Sprintf("group %s: phase %s: %s, so the run did not measure the calls it was asked to; %s", g.Name, p.Name, what, shortfallCause(g, pf, firstError, i)))
+		}
+	}
+	return out
+}
+
+// mismatch says that the server refused a session id it never issued with a status the
+// group's dead_statuses do not list (the preflight): the group cannot see its dead sessions.
+func mismatch(g workloads.GroupSpec, pf *preflight) bool {
+	return pf != nil && pf.unknownStatus != 0 && pf.unknownStatus/100 != 2 && !slices.Contains(g.DeadStatuses, pf.unknownStatus)
+}
+
+func shortfallCause(g workloads.GroupSpec, pf *preflight, firstError []string, i int) string {
+	if mismatch(g, pf) {
+		st := pf.unknownStatus
+		return fmt.Sprintf("likely cause: the server answered %d to dead sessions (a session id it never issued got %d), which dead_statuses %v do not list, so the clients could not tell a dead session from a failure; inspect advises dead_statuses [%d] for such a server (--dead-statuses %s)",
+			st, st, g.DeadStatuses, st, statusList(append(slices.Clone(g.DeadStatuses), st)))
+	}
+	if i < len(firstError) && firstError[i] != "" {
+		return "its clients were reconnecting or re-initializing; the first error: " + firstError[i]
+	}
+	return "its clients were reconnecting or re-initializing"
+}

@@ -1,0 +1,136 @@
+package peers
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// rawGet sends a GET for the standalone stream with the session id given (none when ""), and
+// returns its status without reading the stream.
+func rawGet(t *testing.T, u, id string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close() // a held stream: closing is enough
+	return resp.StatusCode
+}
+
+const unknownID = "mcp-session-0b4cd8a2-6f0e-4d55-9a49-3c1e6b0f2d11" // well-formed, never issued
+
+// Each peer of a regime the issue met does what its doc says: these are the facts the run
+// tests against them rely on.
+func TestRegimes(t *testing.T) {
+	t.Run("mcp-go-stateless", func(t *testing.T) {
+		srv := MCPGoStateless(t, Options{})
+		s := open(t, srv.URL)
+		if s.id != "" {
+			t.Errorf("initialize handed out session id %q", s.id)
+		}
+		if st := rawGet(t, srv.URL, ""); st != 200 {
+			t.Errorf("GET without a session id: %d, want 200 (held open)", st)
+		}
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != 200 || !strings.Contains(body, "report_progress") {
+			t.Errorf("tools/list without a session: %d %s", resp.StatusCode, body)
+		}
+	})
+	t.Run("mcp-go-ids", func(t *testing.T) {
+		srv := MCPGoIDs(t, Options{})
+		s := open(t, srv.URL)
+		if !strings.HasPrefix(s.id, "mcp-session-") {
+			t.Errorf("initialize handed out session id %q", s.id)
+		}
+		s.id = unknownID
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
+			t.Errorf("ping on a session never issued: %d %s, want 200 with a result (silent substitution)", resp.StatusCode, body)
+		}
+	})
+	t.Run("ts-sdk-400", func(t *testing.T) {
+		srv := TS400(t, Options{})
+		s := open(t, srv.URL)
+		s.id = unknownID
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != 400 {
+			t.Errorf("ping on an unknown session: %d %s, want 400", resp.StatusCode, body)
+		}
+		if st := rawGet(t, srv.URL, unknownID); st != 400 {
+			t.Errorf("GET on an unknown session: %d, want 400", st)
+		}
+	})
+	t.Run("everything", func(t *testing.T) {
+		srv := Everything(t)
+		s := open(t, srv.URL)
+		if s.id == "" {
+			t.Fatal("initialize handed out no session id")
+		}
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != 200 || !strings.Contains(body, `"echo"`) {
+			t.Errorf("tools/list: %d %s", resp.StatusCode, body)
+		}
+		s.id = unknownID
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode != 400 {
+			t.Errorf("ping on an unknown session: %d %s, want 400", resp.StatusCode, body)
+		}
+	})
+}
+
+// statelessMeta is the _meta every request of the 2026-07-28 revision must carry.
+const statelessMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"peers-test","version":"1"}`
+
+// stateless posts one request of the 2026-07-28 revision with params (a JSON object whose
+// _meta holds statelessMeta) and the Mcp-Method header when header is set; it returns the
+// status and body.
+func stateless(t *testing.T, u, method, params string, header bool) (int, string) {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + params + `}`
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	if header {
+		req.Header.Set("Mcp-Method", method)
+		if method == "tools/call" {
+			req.Header.Set("Mcp-Name", "lookup_order")
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// The Go SDK's stateless server speaks 2026-07-28 only to a request that carries what the
+// revision requires, and counts the executions of each logical call: a re-issue that ran again
+// is a duplicate.
+func TestGoSDKStateless(t *testing.T) {
+	srv := GoSDKStateless(t, Options{})
+	if st, body := stateless(t, srv.URL, "server/discover", `{"_meta":{`+statelessMeta+`}}`, false); st != 400 || !strings.Contains(body, "Mcp-Method") {
+		t.Errorf("server/discover without Mcp-Method: %d %s, want 400 naming the header", st, body)
+	}
+	st, body := stateless(t, srv.URL, "server/discover", `{"_meta":{`+statelessMeta+`}}`, true)
+	if st != 200 || !strings.Contains(body, `"2026-07-28"`) {
+		t.Fatalf("server/discover: %d %s, want supportedVersions with 2026-07-28", st, body)
+	}
+	call := `{"name":"lookup_order","arguments":{"order_id":"A1","quantity":1},"_meta":{` + statelessMeta + `,"io.mcpchaos/call":"c1"}}`
+	for i := range 2 {
+		if st, body := stateless(t, srv.URL, "tools/call", call, true); st != 200 || !strings.Contains(body, "order A1: 1") {
+			t.Fatalf("tools/call %d: %d %s", i, st, body)
+		}
+	}
+	if s := srv.Stats(); s.Executions != 2 || s.Duplicates != 1 {
+		t.Errorf("stats %+v, want 2 executions of which 1 duplicate", s)
+	}
+	if st := rawGet(t, srv.URL, ""); st != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %d, want 405", st)
+	}
+}

@@ -1,0 +1,7 @@
+package mcpwire
+
+// CallKey is the _meta key under which mcpchaos's clients name the logical call a tools/call
+// belongs to, "GROUP/CLIENT/SEQ", the same on every retry and re-issue of that call. A server
+// that counts executions per key (the reference server, the Go SDK stateless test peer) knows
+// a call it ran twice as a fact.
+const CallKey = "io.mcpchaos/call"
