@@ -130,8 +130,13 @@ func (h *leanHolder) call(ctx context.Context, i int) error {
 }
 
 func (h *leanHolder) ping(ctx context.Context) (time.Duration, error) {
+	return timedPing(ctx, h.sessions[0])
+}
+
+// timedPing times one ping of mcpchaos's own on s, a refusal counted as an error.
+func timedPing(ctx context.Context, s *wire.Session) (time.Duration, error) {
 	start := time.Now()
-	rep, err := h.sessions[0].Ping(ctx)
+	rep, err := s.Ping(ctx)
 	d := time.Since(start)
 	if err == nil && !rep.OK() {
 		err = fmt.Errorf("status %d", rep.Status)

@@ -87,13 +87,7 @@ func (h *libHolder) call(ctx context.Context, i int) error {
 
 // ping times mcpchaos's own ping on the library's session: the libraries have no probe.
 func (h *libHolder) ping(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	rep, err := h.sessions[0].Ping(ctx)
-	d := time.Since(start)
-	if err == nil && !rep.OK() {
-		err = fmt.Errorf("status %d", rep.Status)
-	}
-	return d, err
+	return timedPing(ctx, h.sessions[0])
 }
 
 func (h *libHolder) sessionID() string { return h.sessions[0].ID }
