@@ -1,5 +1,10 @@
 package fleet
 
+// The mcp-go driver runs the library as teams ship it against session-family servers: its
+// standalone GET listener (WithContinuousListening) is deprecated only from 2026-07-28, and
+// WithLogger still carries the transport's own INFO lines that WithHTTPLogger does not.
+//lint:file-ignore SA1019 the session family's GET listener and the transport's logger are what this driver measures and silences
+
 import (
 	"context"
 	"encoding/json"
