@@ -33,20 +33,9 @@ type hostileCase struct {
 	data             []byte
 }
 
-// hostileHead is a valid workload that generated cases extend.
-const hostileHead = `name: t
-target:
-  builtin:
-    session_ttl: 3s
-phases:
-  - name: a
-    duration: 1s
-    calls: true
-groups:
-  - name: g
-    clients: 1
-    policy: naive
-`
+// hostileHead is a valid workload that generated cases extend: parse_test.go's base up to
+// its faults.
+var hostileHead = base[:strings.Index(base, "faults:")]
 
 func generatedHostile() []hostileCase {
 	rep := strings.Repeat
