@@ -13,7 +13,7 @@ const (
 	// groups are judged on these only.
 	ClassHazard Class = "hazard"
 	// ClassLoad is a figure of the load generator, not of the server (calls_skipped, and the
-	// generator section's figures, the turn_lag histogram): reported, never judged as a regression of the server.
+	// generator section's figures, the turn_lag and dispatch_lag histograms): reported, never judged as a regression of the server.
 	ClassLoad Class = "load"
 	// ClassLatency is a histogram statistic that times something (percentiles, mean, min,
 	// max): it moves with the runner's stalls as well as with the server.
@@ -44,7 +44,7 @@ func (m Metric) Class() Class {
 		}
 	case kindHist:
 		switch {
-		case m.key == "turn_lag":
+		case m.key == "turn_lag", m.key == "dispatch_lag":
 			return ClassLoad
 		case m.stat != "count":
 			return ClassLatency

@@ -33,7 +33,7 @@ func TestLoopTurnsCorrectsFromIntendedStarts(t *testing.T) {
 			t.Fatalf("turn at %dms taken while the previous call still ran", ms)
 		}
 	}
-	l.release(at(450), period, record)
+	l.release(at(450), 0, period, record)
 	want := []time.Duration{450 * time.Millisecond, 350 * time.Millisecond, 250 * time.Millisecond, 50 * time.Millisecond}
 	if !slices.Equal(got, want) {
 		t.Fatalf("corrected samples %v, want %v", got, want)
@@ -44,7 +44,7 @@ func TestLoopTurnsCorrectsFromIntendedStarts(t *testing.T) {
 	if !l.take(at(500), period) {
 		t.Fatal("the loop did not take its turn after its call ended")
 	}
-	l.release(at(520), period, record)
+	l.release(at(520), 0, period, record)
 	if want := []time.Duration{20 * time.Millisecond}; !slices.Equal(got, want) {
 		t.Fatalf("corrected samples %v, want %v", got, want)
 	}
@@ -53,7 +53,7 @@ func TestLoopTurnsCorrectsFromIntendedStarts(t *testing.T) {
 	got = nil
 	l.take(at(600), period)
 	l.take(at(700), period)
-	l.release(time.Time{}, period, record)
+	l.release(time.Time{}, 0, period, record)
 	if len(got) != 0 {
 		t.Fatalf("a call without a result recorded %v", got)
 	}
