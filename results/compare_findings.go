@@ -27,6 +27,7 @@ func findings(c *Comparison) []string {
 	var out []string
 	for _, g := range groupsOf(c) {
 		var appeared, lost []string
+		staleAppeared := false // a dead session's replay answered 200 with events: the GET lied
 		for _, r := range c.Rows {
 			if r.Group != g || r.Verdict != VerdictRegressed || r.Class != gate.ClassHazard {
 				continue
@@ -36,6 +37,7 @@ func findings(c *Comparison) []string {
 				lost = append(lost, r.Metric)
 			} else {
 				appeared = append(appeared, w)
+				staleAppeared = staleAppeared || r.Metric == "stale_events_applied" && *r.Base == 0
 			}
 		}
 		control := strings.Contains(noteOf(c, g, "misattributed_errors"), "control group")
@@ -44,7 +46,11 @@ func findings(c *Comparison) []string {
 				g, gate.FormatValue(q.Unit, *q.Base), gate.FormatValue(q.Unit, *q.Current)))
 		}
 		switch {
-		case len(appeared) > 0 && moved(c, g, "replays_ok", +1) && moved(c, g, "replays_dead", -1):
+		case len(appeared) > 0 && (moved(c, g, "replays_ok", +1) && moved(c, g, "replays_dead", -1) || staleAppeared && value(c, g, "probes_sent") > 0) ||
+			staleAppeared && control:
+			// Stale events are replayed events of sessions already dead: a GET answered 200
+			// for a dead session, however the replay counts moved on a loaded runner. (A
+			// probe group that stopped probing is said below instead.)
 			out = append(out, fmt.Sprintf("replays of dead sessions now answer 200 (the server's GET no longer validates the session): group %s now %s", g, strings.Join(appeared, "; ")))
 		case len(appeared) > 0 && moved(c, g, "probes_sent", -1) && value(c, g, "probes_sent") == 0:
 			out = append(out, fmt.Sprintf("group %s no longer probes after a replay (its probe policy is off): it now %s", g, strings.Join(appeared, "; ")))
