@@ -71,3 +71,11 @@ func (m Metric) Timed() bool {
 	}
 	return m.key == "dead_session_requests" || m.key == "tool_calls_failed"
 }
+
+// Raced reports whether the hazard comes from a race of a client's own concurrent requests
+// (reinit_collisions: a request still in flight with the old id when another loop
+// re-initialized). A correct client never produces it, so wherever it appears in a judged group
+// it is a regression, whatever the timing; but whether a control group shows it depends on
+// which of its calls happened to overlap a re-initialization, which a starved runner changes
+// (measured: 0 in one starved run of seed-incident-fast's naive group, 5 to 68 in 13 others).
+func (m Metric) Raced() bool { return m.kind == kindCounter && m.key == "reinit_collisions" }

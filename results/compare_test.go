@@ -200,6 +200,26 @@ func TestCompareControlGroup(t *testing.T) {
 	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "the hazard appeared") {
 		t.Errorf("hazard appeared: %s (%s), want regressed", r.Verdict, r.Note)
 	}
+
+	// Re-init collisions are a race of the control's own calls: lost by a starved run, they
+	// are inconclusive; lost by a run the runner kept up with, the control lost its power.
+	for i, b := range bases {
+		b.Export.Group("naive").Counters["reinit_collisions"] = int64(13 + 20*i)
+	}
+	naive.Counters["reinit_collisions"] = 0
+	cur.Generator = &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 10}
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "reinit_collisions"); r.Verdict != VerdictInconclusive {
+		t.Errorf("a starved control without re-init collisions: %s (%s), want inconclusive", r.Verdict, r.Note)
+	}
+	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed {
+		t.Errorf("a starved control's stale events appeared: %s (%s), want regressed (not a race)", r.Verdict, r.Note)
+	}
+	cur.Generator = nil
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "reinit_collisions"); r.Verdict != VerdictRegressed {
+		t.Errorf("a control without re-init collisions: %s (%s), want regressed", r.Verdict, r.Note)
+	}
 }
 
 // A threshold that failed in some baselines is flaky there, not a regression now.
