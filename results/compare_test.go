@@ -523,3 +523,30 @@ func TestCompareLyingReplaysCaughtByProbes(t *testing.T) {
 		t.Errorf("fewer quarantines: %s (%s), want info", r.Verdict, r.Note)
 	}
 }
+
+// A current run whose sessions answered after their estimated death, where no baseline's did,
+// meets a server that answers dead ids with 200: its figures are withheld, and the change is
+// flagged in words instead of passing as "nothing judged changed".
+func TestCompareRefutedEstimate(t *testing.T) {
+	bases := baseline(t, 3)
+	cur := roundTrip(t, sample(t, 7, 1))
+	cur.Run.Withheld = map[string]map[string]string{"naive": {"sessions_dead": EstimateRefuted, "misattributed_errors": EstimateRefuted}}
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "sessions_served_past_death"); r.Verdict != VerdictRegressed {
+		t.Errorf("refuted now, never before: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "withheld") {
+		t.Errorf("a withheld figure: %s (%s), want info", r.Verdict, r.Note)
+	}
+	want := "requests on dead sessions now succeed (the server answers session ids past their declared TTL with 200"
+	if !slices.ContainsFunc(c.Findings, func(f string) bool { return strings.HasPrefix(f, want) }) {
+		t.Errorf("findings %q lack %q", c.Findings, want)
+	}
+	bases[1].Export.Run.Withheld = cur.Run.Withheld // a baseline refuted it too: the same server
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	for _, r := range c.Rows {
+		if r.Metric == "sessions_served_past_death" {
+			t.Errorf("refuted in a baseline too: row %+v", r)
+		}
+	}
+}
