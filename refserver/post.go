@@ -42,6 +42,10 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Accept must list application/json and text/event-stream", http.StatusNotAcceptable)
 		return
 	}
+	if statelessRequest(r) { // the 2026-07-28 revision: no session (stateless.go)
+		s.serveStateless(w, r, req)
+		return
+	}
 	if isCall && req.Method == "initialize" {
 		s.initialize(w, req)
 		return
