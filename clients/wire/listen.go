@@ -88,6 +88,12 @@ func (s *Session) Listen(ctx context.Context) (*Listen, error) {
 	l.retry.Store(-1)
 	l.next, l.stop = iter.Pull2(readEvents(l.body, s.ep.MaxEvent, &l.retry))
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode >= 500 { // a server (or a proxy before it) failing now, not refusing
+		err := &StatusError{Status: resp.StatusCode, Body: snippet(resp.Body)}
+		ack.Stop()
+		l.Close()
+		return nil, fmt.Errorf("subscriptions/listen: %w", err)
+	}
 	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		what := fmt.Sprintf("HTTP %d, %q: %s", resp.StatusCode, ct, snippet(resp.Body))
 		ack.Stop()
