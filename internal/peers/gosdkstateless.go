@@ -35,7 +35,7 @@ func GoSDKStateless(t testing.TB, o Options) *Server {
 	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "notifications/tools/list_changed" {
-				notified.Add(1) // only listeners get it: 2026-07-28 sessions opt in by listening
+				notified.Add(1) // to listeners (2026-07-28 opts in by listening) and 2025 sessions still open
 			}
 			return next(ctx, method, req)
 		}
