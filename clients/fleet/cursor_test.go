@@ -40,7 +40,7 @@ func TestCursorAcrossReconnects(t *testing.T) {
 	}
 
 	r.cursor = "get-3" // the GET stream's own id (consume sets it)
-	for range 3 {       // replays that bring nothing newer leave it as it was
+	for range 3 {      // replays that bring nothing newer leave it as it was
 		if r.chooseCursor(); r.cursor != "get-3" {
 			t.Fatalf("the stream's own cursor after empty replays: %q, want get-3", r.cursor)
 		}
