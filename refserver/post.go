@@ -42,12 +42,12 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Accept must list application/json and text/event-stream", http.StatusNotAcceptable)
 		return
 	}
-	if statelessRequest(r) { // the 2026-07-28 revision: no session (stateless.go)
-		s.serveStateless(w, r, req)
+	if isCall && req.Method == "initialize" {
+		s.initialize(w, req) // whatever headers it carries: a client of the session family
 		return
 	}
-	if isCall && req.Method == "initialize" {
-		s.initialize(w, req)
+	if statelessRequest(r) { // the 2026-07-28 revision: no session (stateless.go)
+		s.serveStateless(w, r, req)
 		return
 	}
 	key, ok := s.sessionHeader(w, r)
