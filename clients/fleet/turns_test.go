@@ -105,7 +105,10 @@ func TestSlowToolSkipsTurns(t *testing.T) {
 	if cor.TotalCount() < raw.TotalCount()+1 || cor.TotalCount() > raw.TotalCount()+skipped {
 		t.Errorf("corrected count %d, want between raw+1 (%d) and raw+skipped (%d)", cor.TotalCount(), raw.TotalCount()+1, raw.TotalCount()+skipped)
 	}
-	if c, r := cor.Max(), raw.Max(); c < r {
-		t.Errorf("corrected max %dµs below raw max %dµs", c, r)
+	// The corrected samples leave out the generator's dispatch lag of the turn's exchanges (a
+	// call and its one retry here), which the raw ones carry: the slowest corrected sample is
+	// no faster than the slowest raw one less that lag.
+	if c, r, lag := cor.Max(), raw.Max(), 2*s.Hist(metrics.DispatchLag).Max(); c < r-lag {
+		t.Errorf("corrected max %dµs below raw max %dµs less the dispatch lag's max %dµs", c, r, lag)
 	}
 }
