@@ -50,6 +50,11 @@ type runner struct {
 	gen  *generator.Sampler
 
 	secrets *redact.Set // cut out of all that leaves the run (secrets.go)
+
+	steady         *steadyState   // the steady-state probes, nil when none (steady.go)
+	rollbacks      []rollbackPlan // run at the end of every run (rollback.go)
+	rollbacksReady bool
+	began          time.Time // set-up, then the clients' start: what rollback times count from
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -83,6 +88,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
+	defer func() { exp, err = r.rollBack(ctx, exp, err) }() // every exit, before the proxies go (rollback.go)
 	defer func() { // a panic in the run's own goroutine: reported; r.close still removes the proxies
 		if v := recover(); v != nil {
 			guard.Recovered(ctx, "run", v)
@@ -90,6 +96,13 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 		}
 	}()
 	setUpAt := time.Now()
+	r.began = setUpAt
+	if err := r.prepareSteady(); err != nil {
+		return nil, err
+	}
+	if err := r.prepareRollbacks(); err != nil {
+		return nil, err
+	}
 	if err := r.setUp(ctx); err != nil {
 		var ce *ConfigError
 		switch {
@@ -99,6 +112,15 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 			return nil, err // a mistake in what was asked: nothing started, nothing to export
 		}
 		return r.failedExport(setUpAt, err)
+	}
+	if err := r.buildProbes(); err != nil {
+		return nil, err
+	}
+	if !r.steadyBefore(ctx) { // steady.go: a system not steady gets no fault
+		if sig.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return r.notSteady(setUpAt)
 	}
 	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
 	if !plan.StartAt.IsZero() {
@@ -117,6 +139,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	if r.opts.onStart != nil {
 		r.opts.onStart(start)
 	}
+	r.began = start
 	return r.measure(ctx, sig, start)
 }
 
@@ -163,6 +186,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
 	wg.Go(func() { r.gen.Run(runCtx) })
+	wg.Go(func() { r.steadyWhile(runCtx, ctx, start) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
@@ -170,6 +194,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	wg.Wait()
 	end := time.Now()
 	obs.stop(ctx, end)
+	r.steadyAfter(ctx, sig.Err() != nil)
 	r.rel.err = actionErr
 	return r.finish(start, end, sig.Err() != nil, h, faultErr, tl.result)
 }
@@ -220,6 +245,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return nil, err
 	}
 	exp.Timeline = tl
+	exp.SteadyState = r.steadySection(start)
 	exp.Generator = generatorReport(r.gen, exp)
 	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
 	r.abortMu.Lock()

@@ -167,6 +167,9 @@ func probeLine(p SteadyProbe) string {
 		}
 	}
 	line := fmt.Sprintf("%d of %d runs passed (%s)", pass, len(p.Runs), strings.Join(p.When, ", "))
+	if len(p.Runs) == 0 {
+		line = "not run (" + strings.Join(p.When, ", ") + ")"
+	}
 	if first != nil {
 		line += fmt.Sprintf("; %s at %.1fs: %s", first.When, first.AtS, first.Why)
 	}
