@@ -89,7 +89,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
 	defer func() { exp, err = r.rollBack(ctx, exp, err) }() // every exit, before the proxies go (rollback.go)
-	defer func() { // a panic in the run's own goroutine: reported; r.close still removes the proxies
+	defer func() {                                          // a panic in the run's own goroutine: reported; r.close still removes the proxies
 		if v := recover(); v != nil {
 			guard.Recovered(ctx, "run", v)
 			exp, err = nil, &PanicError{Msg: fmt.Sprintf("panic in run: %v (stack above)", v)}

@@ -33,8 +33,8 @@ func (e *NotSteadyError) Error() string {
 
 // steadyState is one run's probes and what they saw.
 type steadyState struct {
-	probes []*steadyProbe
-	mu     sync.Mutex
+	probes    []*steadyProbe
+	mu        sync.Mutex
 	notBefore bool
 }
 
