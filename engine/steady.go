@@ -176,7 +176,11 @@ func (r *runner) runProbe(ctx context.Context, sp *steadyProbe, when string) ste
 	r.steady.mu.Lock()
 	before := sp.before
 	r.steady.mu.Unlock()
-	res := sp.probe.Run(ctx, before)
+	probe := sp.probe
+	if when == workloads.SteadyBefore && probe.Tolerance != nil && probe.Tolerance.NeedsBefore() {
+		probe.Tolerance = nil // the before run sets the value the later runs are judged against
+	}
+	res := probe.Run(ctx, before)
 	r.steady.mu.Lock()
 	defer r.steady.mu.Unlock()
 	if ctx.Err() != nil && !res.Pass {
