@@ -273,7 +273,10 @@ func (r *runner) steadySection(start time.Time) *results.SteadyState {
 	}
 	r.steady.mu.Lock()
 	defer r.steady.mu.Unlock()
-	s := &results.SteadyState{Title: r.w.SteadyState.Title, NotSteadyBefore: r.steady.notBefore}
+	s := &results.SteadyState{Title: r.w.SteadyState.Title}
+	if r.steady.notBefore {
+		s.Verdict = results.NotSteadyBefore
+	}
 	for _, sp := range r.steady.probes {
 		p := results.SteadyProbe{Name: sp.spec.Name, Kind: sp.spec.Kind(), When: sp.spec.When, During: sp.spec.During,
 			Tolerance: sp.spec.Tolerance, Runs: []results.ProbeRun{}, Skipped: sp.skipped}

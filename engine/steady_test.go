@@ -114,7 +114,7 @@ func TestSteadyStateBeforeGatesTheRun(t *testing.T) {
 		t.Errorf("NotSteadyError names %q, want the probe sessions-held and its value", nse.Probes)
 	}
 	s := exp.SteadyState
-	if s == nil || !s.NotSteadyBefore || s.Steady {
+	if s == nil || s.Verdict != results.NotSteadyBefore {
 		t.Fatalf("steady_state = %+v, want not steady before", s)
 	}
 	if len(exp.Faults) != 0 || exp.Overall.Counters["sessions_started"] != 0 {
@@ -132,7 +132,7 @@ func TestSteadyStateBeforeGatesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a steady run returned %v", err)
 	}
-	if s := exp.SteadyState; !s.Steady || s.Probes[1].Verdict != results.ProbePass || len(s.Probes[1].Runs) != 2 {
+	if s := exp.SteadyState; !s.IsSteady() || s.Probes[1].Verdict != results.ProbePass || len(s.Probes[1].Runs) != 2 {
 		t.Fatalf("steady_state = %+v, want steady, sessions-stable run before and after", s)
 	}
 	before, after := exp.SteadyState.Probes[1].Runs[0], exp.SteadyState.Probes[1].Runs[1]
@@ -176,7 +176,7 @@ func TestSteadyStateWhileRunning(t *testing.T) {
 		t.Fatalf("Run returned %v", err)
 	}
 	s := exp.SteadyState
-	if s.Steady {
+	if s.IsSteady() {
 		t.Fatal("steady, though in-the-cut failed")
 	}
 	verdicts := map[string]string{}

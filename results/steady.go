@@ -11,13 +11,22 @@ import (
 // run of each, and whether the system stayed steady (v2, optional).
 type SteadyState struct {
 	Title string `json:"title,omitempty"`
-	// Steady is true when every run of every probe passed.
-	Steady bool `json:"steady"`
-	// NotSteadyBefore says a before probe failed: the system was not steady when the run
-	// began, so the run started no fault and no client.
-	NotSteadyBefore bool          `json:"not_steady_before,omitempty"`
-	Probes          []SteadyProbe `json:"probes"`
+	// Verdict is Steady (every run of every probe passed), NotSteady (a run failed), or
+	// NotSteadyBefore (a before probe failed: the system was not steady when the run began, so
+	// the run started no fault and no client).
+	Verdict string        `json:"verdict"`
+	Probes  []SteadyProbe `json:"probes"`
 }
+
+// Verdicts of the steady state.
+const (
+	Steady          = "steady"
+	NotSteady       = "not steady"
+	NotSteadyBefore = "not steady before the run"
+)
+
+// IsSteady says every run of every probe passed.
+func (s *SteadyState) IsSteady() bool { return s.Verdict == Steady }
 
 // SteadyProbe is one probe and its runs.
 type SteadyProbe struct {
@@ -59,9 +68,11 @@ type ProbeRun struct {
 	Why string `json:"why,omitempty"`
 }
 
-// Judge sets each probe's verdict and the section's Steady from the runs.
+// Judge sets each probe's verdict and the section's from the runs; a section already judged
+// NotSteadyBefore stays so.
 func (s *SteadyState) Judge() {
-	s.Steady = true
+	notBefore := s.Verdict == NotSteadyBefore
+	s.Verdict = Steady
 	for i := range s.Probes {
 		p := &s.Probes[i]
 		p.Verdict = ProbeNotRun
@@ -74,11 +85,11 @@ func (s *SteadyState) Judge() {
 			}
 		}
 		if p.Verdict == ProbeFail {
-			s.Steady = false
+			s.Verdict = NotSteady
 		}
 	}
-	if s.NotSteadyBefore {
-		s.Steady = false
+	if notBefore {
+		s.Verdict = NotSteadyBefore
 	}
 }
 
@@ -122,10 +133,10 @@ func WriteSteadyState(w io.Writer, e *Export) {
 			title += ": " + s.Title
 		}
 		verdict := "steady"
-		switch {
-		case s.NotSteadyBefore:
+		switch s.Verdict {
+		case NotSteadyBefore:
 			verdict = "NOT STEADY before the run: no fault was started"
-		case !s.Steady:
+		case NotSteady:
 			verdict = "NOT STEADY"
 		}
 		fmt.Fprintf(w, "\n%s (%s)\n", title, verdict)
@@ -184,10 +195,10 @@ func (s *SteadyState) check() error {
 	if s == nil {
 		return nil
 	}
-	steady := !s.NotSteadyBefore
+	anyFail := false
 	seen := map[string]bool{}
 	for _, p := range s.Probes {
-		steady = steady && p.Verdict != ProbeFail
+		anyFail = anyFail || p.Verdict == ProbeFail
 		if p.Name == "" || seen[p.Name] {
 			return fmt.Errorf("steady_state: probe name %q is empty or repeated", p.Name)
 		}
@@ -207,8 +218,11 @@ func (s *SteadyState) check() error {
 			return errors.New("steady_state: probe " + p.Name + ": its verdict disagrees with its runs")
 		}
 	}
-	if steady != s.Steady {
-		return fmt.Errorf("steady_state: steady is %t, but its probes say %t", s.Steady, steady)
+	switch {
+	case s.Verdict != Steady && s.Verdict != NotSteady && s.Verdict != NotSteadyBefore:
+		return fmt.Errorf("steady_state: verdict %q is not %s, %s or %s", s.Verdict, Steady, NotSteady, NotSteadyBefore)
+	case anyFail == (s.Verdict == Steady):
+		return fmt.Errorf("steady_state: the verdict is %s, but its probes say otherwise", s.Verdict)
 	}
 	return nil
 }

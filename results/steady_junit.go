@@ -34,7 +34,7 @@ func steadyCases(e *Export, class string) []junitCase {
 			}
 			out = append(out, c)
 		}
-		if s.NotSteadyBefore {
+		if s.Verdict == NotSteadyBefore {
 			msg := "the system was not steady before the run (a before probe failed): no fault was started"
 			out = append(out, junitCase{Name: "steady state before the run", Classname: class, Time: "0",
 				Failure: &junitFailure{Message: msg, Type: "steady_state", Text: msg}})

@@ -36,7 +36,7 @@ func withSteady(e *Export, fail bool) *Export {
 // whose verdicts disagree with its runs is refused.
 func TestSteadyStateInTheExport(t *testing.T) {
 	e := withSteady(sample(t, 1, 1), true)
-	if e.SteadyState.Steady || e.SteadyState.Probes[1].Verdict != ProbeFail || e.SteadyState.Probes[2].Verdict != ProbeNotRun {
+	if e.SteadyState.IsSteady() || e.SteadyState.Probes[1].Verdict != ProbeFail || e.SteadyState.Probes[2].Verdict != ProbeNotRun {
 		t.Fatalf("judged %+v", e.SteadyState)
 	}
 	back := roundTrip(t, e)
@@ -70,9 +70,9 @@ func TestSteadyStateInTheExport(t *testing.T) {
 		t.Error("the schema takes any verdict")
 	}
 	json.Unmarshal(a, &doc)
-	doc["steady_state"].(map[string]any)["steady"] = true
+	doc["steady_state"].(map[string]any)["verdict"] = "steady"
 	edited, _ := json.Marshal(doc)
-	if _, err := Parse("edited.json", edited); err == nil || !strings.Contains(err.Error(), "steady_state: steady is true, but its probes say false") {
+	if _, err := Parse("edited.json", edited); err == nil || !strings.Contains(err.Error(), "steady_state: the verdict is steady, but its probes say otherwise") {
 		t.Errorf("an edited verdict was believed: %v", err)
 	}
 }

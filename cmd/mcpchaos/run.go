@@ -293,19 +293,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 // runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
 // steady-state probes (shard 0 runs them, and judges them).
 func runGate(plan *engine.Plan, exp *results.Export) error {
-	var gates []string
-	if plan.Shard == nil {
-		if g := thresholdsGate(exp.Thresholds); g != nil {
-			gates = append(gates, g.Error())
-		}
-	}
-	if ps := exp.FailedProbes(); len(ps) > 0 {
-		gates = append(gates, fmt.Sprintf("not steady: %d steady-state probe%s failed: %s", len(ps), map[bool]string{true: "", false: "s"}[len(ps) == 1], strings.Join(ps, "; ")))
-	}
-	if len(gates) > 0 {
-		return &gateError{strings.Join(gates, "; ")}
-	}
-	return nil
+	return gateOf(exp, plan.Shard == nil)
 }
 
 // writeSteady prints the steady state and the rollbacks, and each failed rollback as a problem.
