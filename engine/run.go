@@ -68,6 +68,8 @@ type runner struct {
 //	*AbortError     export: a threshold with abort_on_fail failed for good; run.aborted says which
 //	*PanicError     export: a goroutine of the run panicked; run.error says where (stack on stderr)
 //	*SetupError     export: the run could not start (every group at zero); run.error "could not start: ..."
+//	*NotSteadyError export: a before probe of the steady state failed: nothing started (steady.go)
+//	*RollbackError  export: the run went as planned, but a rollback failed (rollback.go)
 //	ErrInterrupted  export once the clients have started (marked interrupted); none during set-up
 //	                or while waiting for the plan's start time
 //	*ConfigError    none: a mistake in what was asked (a header variable unset, an unreadable CA file,
@@ -76,7 +78,8 @@ type runner struct {
 //	                passed during set-up; and a *PanicError from Run's own goroutine has none
 //
 // A caller can thus write the export whenever exp != nil, and map the error to its own exit
-// status, as cmd/mcpchaos does.
+// status, as cmd/mcpchaos does. The workload's rollbacks run on every exit after the run's
+// checks (a *ConfigError has none), before Run returns; the export records them.
 func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)

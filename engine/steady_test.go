@@ -305,3 +305,29 @@ func mustThreshold(t *testing.T, expr string) gate.Threshold {
 	}
 	return th
 }
+
+// The example in workloads/examples validates and runs: steady before, during and after its
+// fault, and rolled back.
+func TestSteadyStateExample(t *testing.T) {
+	t.Parallel()
+	w, err := workloads.Load(filepath.Join("..", "workloads", "examples", "steady-state.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := Run(context.Background(), mustPlan(t, w), WithStderr(testWriter{t}))
+	if err != nil {
+		t.Fatalf("Run returned %v", err)
+	}
+	s := exp.SteadyState
+	if !s.IsSteady() || len(s.Probes) != 3 {
+		t.Fatalf("steady_state = %+v", s)
+	}
+	for _, p := range s.Probes {
+		if p.Verdict != results.ProbePass {
+			t.Errorf("probe %s: %s", p.Name, p.Verdict)
+		}
+	}
+	if len(exp.Rollbacks) != 2 || exp.Rollbacks[0].Output != "rolled back\n" || exp.Rollbacks[1].Kind != "remove_faults" {
+		t.Errorf("rollbacks = %+v", exp.Rollbacks)
+	}
+}
