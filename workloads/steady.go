@@ -186,6 +186,9 @@ func (d *decoder) probe(e ast.Node, path string, t Target, faults []Fault, fault
 	if f := m.field("timeout"); f != nil && p.Timeout > maxProbeTimeout {
 		d.errorf(f.node, f.path, "must be at most %s, got %s; a probe is a quick look, not a job", fmtDur(maxProbeTimeout), fmtDur(p.Timeout))
 	}
+	if f := m.field("every"); f != nil && len(p.When) > 0 && !p.Runs(SteadyContinuously) && !p.Runs(SteadyDuring) {
+		d.errorf(f.key, f.path, "applies to a probe that runs continuously or during a fault, and this one runs only %s; remove every, or add continuously to when", strings.Join(p.When, " and "))
+	}
 	d.probeDuring(m, &p, faults, faultsOK)
 	var kinds []string
 	for _, k := range probeKinds {

@@ -104,6 +104,8 @@ func TestSteadyStateErrors(t *testing.T) {
 			wantErr{23, 15, "steady_state.probes[2].during", "cutt", []string{`did you mean "cut"?`}}},
 		{"during without when during", edit("when: during", "when: after"),
 			wantErr{23, 7, "steady_state.probes[2].during", "during", []string{"when does not say during"}}},
+		{"every on a before probe", edit("      when: [before, after]\n", "      when: [before, after]\n      every: 1s\n"),
+			wantErr{15, 7, "steady_state.probes[0].every", "every", []string{"runs only before and after", "remove every"}}},
 		{"timeout too long", edit("timeout: 10s", "timeout: 1h"),
 			wantErr{24, 16, "steady_state.probes[2].timeout", "1h", []string{"at most 5m"}}},
 		{"two kinds", edit(`      http: {url: "{{target}}/healthz", body_contains: ok}`, `      http: {url: "{{target}}/healthz", body_contains: ok}`+"\n      command: {command: x}"),
