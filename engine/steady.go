@@ -77,8 +77,8 @@ func (r *runner) prepareSteady() error {
 			sp.env = env
 			r.secrets.Add(secrets...)
 		}
-		for _, raw := range []string{probeURL(p)} {
-			if u, err := url.Parse(strings.TrimPrefix(raw, workloads.TargetPlaceholder)); err == nil && raw != "" {
+		if raw := probeURL(p); raw != "" { // a token in a probe URL's query is kept out of outputs
+			if u, err := url.Parse(strings.TrimPrefix(raw, workloads.TargetPlaceholder)); err == nil {
 				r.secrets.AddURL(u)
 			}
 		}
