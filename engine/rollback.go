@@ -73,6 +73,9 @@ func (r *runner) rollBack(ctx context.Context, exp *results.Export, err error) (
 	if base.IsZero() {
 		base = time.Now()
 	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(r.opts.stderr, "mcpchaos: running the workload's %d rollbacks before stopping (a second signal ends at once, without them)\n", len(r.rollbacks))
+	}
 	ctx = context.WithoutCancel(ctx) // an interrupted run is rolled back too
 	var log []results.ActionAt
 	var failed []string

@@ -81,3 +81,14 @@ func probeRow(name string, pass, fail int, cur *SteadyProbe) Row {
 	}
 	return row
 }
+
+// probeFindings says in words which steady-state probes passed in every baseline and fail now.
+func probeFindings(c *Comparison) []string {
+	var out []string
+	for _, r := range c.Rows {
+		if r.Group == "steady_state" && r.Verdict == VerdictRegressed {
+			out = append(out, fmt.Sprintf("the system is no longer steady: probe %s passed in every baseline and %s", r.Metric, r.Note))
+		}
+	}
+	return out
+}

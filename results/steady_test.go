@@ -132,6 +132,9 @@ func TestCompareSteadyState(t *testing.T) {
 	if !strings.Contains(c.CurrentRun, "the current run was not steady: 1 steady-state probe failed (held (after") {
 		t.Errorf("current run %q", c.CurrentRun)
 	}
+	if len(c.Findings) == 0 || !strings.HasPrefix(c.Findings[0], "the system is no longer steady: probe held passed in every baseline and now fails: after at 10.1s") {
+		t.Errorf("findings %q", c.Findings)
+	}
 	if c.Regressions < 1 {
 		t.Errorf("regressions %d", c.Regressions)
 	}
