@@ -180,7 +180,17 @@ func (r *runner) runProbe(ctx context.Context, sp *steadyProbe, when string) ste
 	if when == workloads.SteadyBefore && probe.Tolerance != nil && probe.Tolerance.NeedsBefore() {
 		probe.Tolerance = nil // the before run sets the value the later runs are judged against
 	}
-	res := probe.Run(ctx, before)
+	attempts := sp.spec.Retries + 1
+	var res steady.Result
+	for i := 1; ; i++ {
+		res = probe.Run(ctx, before)
+		if res.Pass || i >= attempts || !sleep.For(ctx, sp.spec.RetryInterval) {
+			if attempts > 1 {
+				res.Detail = strings.TrimSpace(fmt.Sprintf("%s (attempt %d of %d)", res.Detail, i, attempts))
+			}
+			break
+		}
+	}
 	r.steady.mu.Lock()
 	defer r.steady.mu.Unlock()
 	if ctx.Err() != nil && !res.Pass {

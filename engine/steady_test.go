@@ -331,3 +331,43 @@ func TestSteadyStateExample(t *testing.T) {
 		t.Errorf("rollbacks = %+v", exp.Rollbacks)
 	}
 }
+
+// A probe with retries makes more attempts before a run fails, and says which one passed; one
+// that never passes fails after its last.
+func TestSteadyProbeRetries(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/settles" && n.Add(1) <= 2 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		if r.URL.Path == "/never" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	w := steadyWorkload(t, fmt.Sprintf(`steady_state:
+  probes:
+    - name: settles
+      when: after
+      retries: 5
+      retry_interval: 10ms
+      http: {url: %q}
+    - name: never
+      when: after
+      retries: 2
+      retry_interval: 10ms
+      http: {url: %q}
+`, srv.URL+"/settles", srv.URL+"/never"))
+	exp, err := Run(context.Background(), mustPlan(t, w), WithStderr(testWriter{t}))
+	if err != nil {
+		t.Fatalf("Run returned %v", err)
+	}
+	settles, never := exp.SteadyState.Probes[0], exp.SteadyState.Probes[1]
+	if settles.Verdict != results.ProbePass || len(settles.Runs) != 1 || settles.Runs[0].Detail != "status 200 (attempt 3 of 6)" {
+		t.Errorf("settles: %+v", settles)
+	}
+	if never.Verdict != results.ProbeFail || len(never.Runs) != 1 || never.Runs[0].Detail != "status 503 (attempt 3 of 3)" {
+		t.Errorf("never: %+v", never)
+	}
+}

@@ -41,6 +41,11 @@ type SteadyProbe struct {
 	Every     time.Duration // continuously and during: the pause between runs
 	During    string        // during: the fault's name
 	Timeout   time.Duration // one run's bound
+	// Retries is how many more attempts a run makes before it fails (Litmus's retry): an after
+	// probe waiting for the server to settle, a flaky check. RetryInterval is the pause
+	// between two attempts.
+	Retries       int
+	RetryInterval time.Duration
 	Tolerance string        // steady.ParseTolerance's language; "" when the check's own expectation decides
 	HTTP      *HTTPProbe
 	Command   *CommandProbe
@@ -97,6 +102,8 @@ const TargetPlaceholder = "{{target}}"
 const (
 	defaultProbeEvery   = 2 * time.Second
 	defaultProbeTimeout = steady.DefaultTimeout
+	defaultRetryPause   = time.Second
+	maxProbeRetries     = 100
 	maxProbeTimeout     = 5 * time.Minute
 	maxProbes           = 100
 )
@@ -112,6 +119,8 @@ var probeSchema = schema{keys: []schemaKey{
 	{"every", "set the pause between two runs when it runs continuously or during a fault, e.g. every: 2s"},
 	{"during", "name the fault during which it runs (with when: during), e.g. during: lb-idle-timeout"},
 	{"timeout", "bound one run of the probe, e.g. timeout: 5s"},
+	{"retries", "set how many more attempts a run makes before it fails, e.g. retries: 10 (an after probe waiting for the server to settle)"},
+	{"retry_interval", "set the pause between two attempts, e.g. retry_interval: 1s"},
 	{"tolerance", "say what value is steady, e.g. tolerance: value <= 5, or tolerance: within 10% of before"},
 	{"http", "probe a URL, e.g. http: {url: \"{{target}}/healthz\", status: 200}"},
 	{"command", "run a command, e.g. command: {command: ./check.sh, exit_status: 0}"},
@@ -188,6 +197,8 @@ func (d *decoder) probe(e ast.Node, path string, t Target, faults []Fault, fault
 	if f := m.field("every"); f != nil && len(p.When) > 0 && !p.Runs(SteadyContinuously) && !p.Runs(SteadyDuring) {
 		d.errorf(f.key, f.path, "applies to a probe that runs continuously or during a fault, and this one runs only %s; remove every, or add continuously to when", strings.Join(p.When, " and "))
 	}
+	p.Retries = int(m.intIn("retries", 0, 0, maxProbeRetries))
+	p.RetryInterval = m.durationAtLeast("retry_interval", defaultRetryPause, 0, true)
 	d.probeDuring(m, &p, faults, faultsOK)
 	var kinds []string
 	for _, k := range probeKinds {

@@ -59,6 +59,9 @@ func TestSteadyStateParses(t *testing.T) {
 	if p.Kind() != "promql" || p.Every != time.Second || !p.Runs(SteadyContinuously) || p.Tolerance != "within 10% of before" {
 		t.Errorf("promql probe %+v", p)
 	}
+	if h.Retries != 0 || h.RetryInterval != time.Second {
+		t.Errorf("retries %d every %s, want 0 and 1s by default", h.Retries, h.RetryInterval)
+	}
 	if c.Kind() != "command" || c.During != "cut" || c.Command.MaxOutput != 65536 || c.Command.Env[0].Value != "${TOKEN}" || c.Timeout != 10*time.Second {
 		t.Errorf("command probe %+v %+v", c, c.Command)
 	}
@@ -106,6 +109,8 @@ func TestSteadyStateErrors(t *testing.T) {
 			wantErr{23, 7, "steady_state.probes[2].during", "during", []string{"when does not say during"}}},
 		{"every on a before probe", edit("      when: [before, after]\n", "      when: [before, after]\n      every: 1s\n"),
 			wantErr{15, 7, "steady_state.probes[0].every", "every", []string{"runs only before and after", "remove every"}}},
+		{"too many retries", edit("      when: during\n", "      when: during\n      retries: 1000\n"),
+			wantErr{23, 16, "steady_state.probes[2].retries", "1000", []string{"at most 100"}}},
 		{"timeout too long", edit("timeout: 10s", "timeout: 1h"),
 			wantErr{24, 16, "steady_state.probes[2].timeout", "1h", []string{"at most 5m"}}},
 		{"two kinds", edit(`      http: {url: "{{target}}/healthz", body_contains: ok}`, `      http: {url: "{{target}}/healthz", body_contains: ok}`+"\n      command: {command: x}"),

@@ -50,6 +50,8 @@ func (v *validator) probe(f string, w *Workload, p SteadyProbe, faults map[strin
 		v.add(f+".during", "names fault %q, which this workload does not have", p.During)
 	}
 	v.duration(f+".timeout", p.Timeout, true)
+	v.intIn(f+".retries", p.Retries, 0, maxProbeRetries)
+	v.duration(f+".retry_interval", p.RetryInterval, true)
 	if p.Timeout > maxProbeTimeout {
 		v.add(f+".timeout", "%s is longer than %s", fmtDur(p.Timeout), fmtDur(maxProbeTimeout))
 	}

@@ -19,7 +19,9 @@ import (
 // the after probes read what the run served. One holds (tool calls succeeded, none was
 // misattributed in the probe group) and one is set to fail, so the run exits 99 and names it.
 // The queries take the maximum over the last minute: a scrape that timed out on a loaded machine
-// marks the series stale, and an instant query of a stale series returns nothing.
+// marks the series stale, and an instant query of a stale series returns nothing. The first
+// two retry until Prometheus has scraped the run (the run serves its metrics until its after
+// probes are done); set-to-fail runs once, after them.
 func TestPromQLProbeOnTheRunsOwnMetrics(t *testing.T) {
 	t.Parallel()
 	bin, err := exec.LookPath("mcpchaos") // the test binary as mcpchaos, put on PATH by testscript.Main
@@ -48,10 +50,14 @@ steady_state:
   probes:
     - name: calls-answered
       when: after
+      retries: 60
+      retry_interval: 500ms
       promql: {url: %[1]q, query: 'sum(max_over_time(mcpchaos_tool_calls_ok_total{group="probe"}[1m]))'}
       tolerance: value >= 1
     - name: nothing-misattributed
       when: after
+      retries: 60
+      retry_interval: 500ms
       promql: {url: %[1]q, query: 'sum(max_over_time(mcpchaos_misattributed_errors_total{group="probe"}[1m]))'}
       tolerance: value == 0
     - name: set-to-fail
@@ -81,6 +87,9 @@ steady_state:
 		v := *p.Runs[0].Value
 		switch p.Name {
 		case "calls-answered", "set-to-fail":
+			if p.Name == "set-to-fail" && (p.Verdict != results.ProbeFail || !strings.Contains(p.Runs[0].Why, "is not < 1")) {
+				t.Errorf("set-to-fail: %+v", p.Runs[0])
+			}
 			// Prometheus saw the run's counter as its last scrape (a second at most before the end) left it:
 			// at least one call, at most what the export counts.
 			if v < 1 || v > float64(ok) {
