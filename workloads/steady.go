@@ -36,21 +36,21 @@ type SteadyState struct {
 
 // SteadyProbe is one probe: exactly one of HTTP, Command and PromQL is set.
 type SteadyProbe struct {
-	Name      string
-	When      []string      // of SteadyBefore, SteadyAfter, SteadyContinuously, SteadyDuring
-	Every     time.Duration // continuously and during: the pause between runs
-	During    string        // during: the fault's name
-	Timeout   time.Duration // one run's bound
+	Name    string
+	When    []string      // of SteadyBefore, SteadyAfter, SteadyContinuously, SteadyDuring
+	Every   time.Duration // continuously and during: the pause between runs
+	During  string        // during: the fault's name
+	Timeout time.Duration // one run's bound
 	// Retries is how many more attempts a run makes before it fails (Litmus's retry): an after
 	// probe waiting for the server to settle, a flaky check. RetryInterval is the pause
 	// between two attempts.
 	Retries       int
 	RetryInterval time.Duration
-	Tolerance string        // steady.ParseTolerance's language; "" when the check's own expectation decides
-	HTTP      *HTTPProbe
-	Command   *CommandProbe
-	PromQL    *PromQLProbe
-	Where     string // file:line:col of the probe, for what is found when the run starts
+	Tolerance     string // steady.ParseTolerance's language; "" when the check's own expectation decides
+	HTTP          *HTTPProbe
+	Command       *CommandProbe
+	PromQL        *PromQLProbe
+	Where         string // file:line:col of the probe, for what is found when the run starts
 }
 
 // Kind names the probe's kind: "http", "command" or "promql".
