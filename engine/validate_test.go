@@ -69,6 +69,8 @@ func TestNewPlanRefusesWhatGoCallersCanSet(t *testing.T) {
 		{"target.url", nil, []PlanOption{WithTarget(workloads.Target{URL: "gopher://x", SessionTTL: time.Second})}},
 		{"shard", nil, []PlanOption{WithShard(2, 2)}},
 		{"labels", nil, []PlanOption{WithLabels(map[string]string{"": "x"})}},
+		{"labels", nil, []PlanOption{WithLabels(map[string]string{"9x": "1"})}},
+		{"labels", nil, []PlanOption{WithLabels(map[string]string{"release": "v1\n"})}},
 	}
 	for _, c := range cases {
 		w := seedFast(t)
