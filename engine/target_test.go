@@ -77,6 +77,12 @@ func sdkHandler(opts *mcp.StreamableHTTPOptions, versions ...string) http.Handle
 // error; a run that returns no export fails the test.
 func runFile(t *testing.T, ctx context.Context, path string, opts ...PlanOption) (*results.Export, error) {
 	t.Helper()
+	return runFileWith(t, ctx, path, opts)
+}
+
+// runFileWith is runFile with options for Run as well.
+func runFileWith(t *testing.T, ctx context.Context, path string, opts []PlanOption, runOpts ...Option) (*results.Export, error) {
+	t.Helper()
 	w, err := workloads.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +91,7 @@ func runFile(t *testing.T, ctx context.Context, path string, opts ...PlanOption)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp, runErr := Run(ctx, plan, WithStderr(testWriter{t}))
+	exp, runErr := Run(ctx, plan, append([]Option{WithStderr(testWriter{t})}, runOpts...)...)
 	if exp == nil {
 		t.Fatalf("no export; Run returned %v", runErr)
 	}
@@ -285,8 +291,11 @@ faults:
 	})
 	t.Run("interrupted", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(600*time.Millisecond, cancel) // an interrupt mid-run, not a synchronisation
-		exp, err := runFile(t, ctx, write("w.yaml", "reset_peer"), WithToxiproxy(api))
+		defer cancel()
+		// Interrupted once every group has had a call answered: mid-run however long set-up
+		// took on a loaded machine (a timer of 600 ms could fire during set-up).
+		intr := &interruptWhen{cond: callsOK, cancel: cancel}
+		exp, err := runFileWith(t, ctx, write("w.yaml", "reset_peer"), []PlanOption{WithToxiproxy(api)}, WithObserver(intr))
 		if !errors.Is(err, ErrInterrupted) || !exp.Run.Interrupted {
 			t.Fatalf("run returned %v, interrupted %t", err, exp.Run.Interrupted)
 		}
