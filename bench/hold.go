@@ -134,7 +134,7 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 	established := time.Since(t0).Seconds()
 	if o.Client == Lean || o.Client == GoSDK { // kinds whose streams pass through our transport
 		if open := n.awaitStreams(ctx, int64(o.Sessions), 2*time.Minute); open < int64(o.Sessions) {
-			return fmt.Errorf("only %d of %d sessions hold their GET stream", open, o.Sessions)
+			return fmt.Errorf("only %d of %d sessions opened their GET stream", open, o.Sessions)
 		}
 	}
 	settle(ctx)
