@@ -25,7 +25,7 @@ var hazardWords = map[string]string{
 // where the counters tell (replays answered 200 where they answered dead; requests on dead
 // sessions answered; a probe group that no longer probes).
 func findings(c *Comparison) []string {
-	var out []string
+	out := probeFindings(c) // steady_compare.go
 	for _, r := range c.Rows {
 		if r.Metric == "sessions_served_past_death" && r.Verdict == VerdictRegressed {
 			out = append(out, fmt.Sprintf("requests on dead sessions now succeed (the server answers session ids past their declared TTL with 200: it no longer expires them, or serves dead ids as alive): group %s's session figures are withheld, the estimate of their deaths refuted", r.Group))
@@ -74,7 +74,7 @@ func findings(c *Comparison) []string {
 
 func groupsOf(c *Comparison) []string {
 	var gs []string
-	seen := map[string]bool{"overall": true, "threshold": true}
+	seen := map[string]bool{"overall": true, "threshold": true, "steady_state": true}
 	for _, r := range c.Rows {
 		if !seen[r.Group] {
 			seen[r.Group] = true
