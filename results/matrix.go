@@ -20,7 +20,7 @@ type MatrixRow struct {
 	Reinitialized, Deaths int64
 	Misattributed         int64
 	Hung                  int64
-	HungSeconds           float64
+	HungSeconds           int64
 	Replayed              int64 // dead sessions' stored answers delivered as calls' results
 	Background            int64 // requests sent on the library's own to dead sessions
 	BackgroundPerSecond   float64
@@ -43,7 +43,7 @@ func LibraryMatrix(e *Export) []MatrixRow {
 		c := g.Counters
 		r := MatrixRow{Group: g.Name, Library: lib.Name + "@" + lib.Version,
 			Reinitialized: max(0, c["sessions_started"]-int64(g.Clients)), Deaths: c["sessions_dead"],
-			Misattributed: c["misattributed_errors"], Hung: c["calls_hung"], HungSeconds: float64(c["hung_ms"]) / 1000,
+			Misattributed: c["misattributed_errors"], Hung: c["calls_hung"], HungSeconds: c["hung_seconds"],
 			Replayed: c["replayed_errors_delivered"], Background: c["dead_session_background_requests"],
 			ListenersDead: c["listeners_silently_dead"], Misclassified: c["errors_misclassified"],
 			Substituted: c["silent_substitutions"], Classes: classes(lib.ErrorClasses)}
@@ -86,7 +86,7 @@ func WriteMatrix(w io.Writer, e *Export, markdown bool) error {
 		return err
 	}
 	head := []string{"group", "library", "deaths met", "re-initialized", "misattributed", "hung (s)", "replayed answer delivered",
-		"background requests to dead sessions (/s)", "listener silently dead", "death misclassified", "silent substitutions", "errors the application saw"}
+		"background requests to dead sessions", "listener silently dead", "death misclassified", "silent substitutions", "errors the application saw"}
 	yesNo := func(n int64) string {
 		if n == 0 {
 			return "no"
@@ -97,11 +97,14 @@ func WriteMatrix(w io.Writer, e *Export, markdown bool) error {
 	for _, r := range rows {
 		hung := "no"
 		if r.Hung > 0 {
-			hung = fmt.Sprintf("yes (%d, %.1fs)", r.Hung, r.HungSeconds)
+			hung = fmt.Sprintf("yes (%d, %d s)", r.Hung, r.HungSeconds)
 		}
+		// How many requests a library sends to a dead session on its own depends on its
+		// backoff's jitter and on when the application lets go: the count and the rate are
+		// the summary's and the export's; the matrix says whether it does.
 		bg := "no"
 		if r.Background > 0 {
-			bg = fmt.Sprintf("yes (%d, %.2f/s)", r.Background, r.BackgroundPerSecond)
+			bg = "yes"
 		}
 		lines = append(lines, []string{r.Group, r.Library, fmt.Sprint(r.Deaths), yesNo(r.Reinitialized), yesNo(r.Misattributed), hung,
 			yesNo(r.Replayed), bg, yesNo(r.ListenersDead), yesNo(r.Misclassified), yesNo(r.Substituted), r.Classes})

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -93,7 +94,7 @@ func (c *Client) judgeCall(ctx context.Context, h *held, o libOutcome) (dead boo
 	cut := time.Unix(0, h.lib.lastCut.Load())
 	if o.timedOut && o.timeout > 0 && o.took >= o.timeout*9/10 && (dead || !cut.Before(o.sent)) {
 		c.f.rec.Inc(metrics.CallsHung)
-		c.f.rec.Add(metrics.HungMS, o.took.Milliseconds())
+		c.f.rec.Add(metrics.HungSeconds, int64(math.Round(o.took.Seconds())))
 	}
 	if o.answered && dead && c.replayedDuring(h, o.sent, end) {
 		c.f.rec.Inc(metrics.ReplayedErrorsDelivered)
@@ -126,8 +127,11 @@ func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
 	if !o.gone {
 		c.f.failed(o.err)
 		c.f.rec.Inc(metrics.ToolCallsFailed)
-		if dead {
+		switch {
+		case dead:
 			c.f.rec.Inc(metrics.MisattributedErrors)
+		case o.answered:
+			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
 		}
 		return
 	}
