@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
@@ -179,5 +180,70 @@ func TestLibrariesAgainstTSServer(t *testing.T) {
 	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
 	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
 		t.Errorf("mcpgo: %v %v", c, cl)
+	}
+}
+
+// substitutionWorkload: library clients call, idle past the TTL (and past mcp-go's sweeper,
+// which ends an idle session up to max(TTL/2, 1 s) after it), then call again with the id
+// they hold. No fault: the session's death is the server's TTL alone.
+func substitutionWorkload(url string) string {
+	return fmt.Sprintf(`name: substitution
+target:
+  url: %s
+  session_ttl: 1s
+phases:
+  - {name: active, duration: 1.5s, calls: true}
+  - {name: idle, duration: 3.5s, calls: false}
+  - {name: again, duration: 2s, calls: true}
+x-group: &g {clients: 2, call_every: 250ms, tool: lookup_order, arguments: {order_id: "o-1", quantity: 1}, request_timeout: 4s}
+groups:
+  - {<<: *g, name: gosdk, policy: gosdk, library_options: {DisableStandaloneSSE: true}}
+  - {<<: *g, name: mcpgo, policy: mcpgo}
+`, url)
+}
+
+// mcp-go's server in its default mode hands out ids and keeps no record of them: a session it
+// ended at its idle TTL is served 200 under the same id, as a fresh session. The run's
+// preflight finds that the server serves an id it never issued, so a success after the
+// session's death (estimated from the TTL) is a silent substitution; both libraries take it
+// as their live session's answer. A wire client in their place counts none: the counter is
+// the library inside view's.
+func TestLibrariesSilentSubstitution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.MCPGoIDs(t, peers.Options{SessionTTL: time.Second})
+	e := runLibraries(t, substitutionWorkload(srv.URL))
+	for _, name := range []string{"gosdk", "mcpgo"} {
+		g := group(t, e, name)
+		if _, ok := e.Run.Libraries[name]; !ok {
+			t.Errorf("%s: no library recorded", name)
+		}
+		if c := g.Counters; c["silent_substitutions"] == 0 || c["tool_calls_ok"] == 0 {
+			t.Errorf("%s: want calls on the dead id served 200 counted as silent substitutions: %v", name, c)
+		}
+		if why := e.Run.WithheldWhy(name, "sessions_dead"); why != "" {
+			t.Errorf("%s: sessions_dead withheld (%s): a substituting server's successes refute no estimate", name, why)
+		}
+	}
+}
+
+// The same against mcp-go's stateful server, which answers an ended session 404: the libraries
+// meet the death (the Go SDK's ErrSessionMissing, mcp-go's ErrSessionTerminated), and no dead
+// id is ever served, so silent_substitutions must stay 0.
+func TestLibrariesNoSubstitution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.MCPGo(t, peers.Options{SessionTTL: time.Second})
+	e := runLibraries(t, substitutionWorkload(srv.URL))
+	for _, name := range []string{"gosdk", "mcpgo"} {
+		c := group(t, e, name).Counters
+		if c["silent_substitutions"] != 0 {
+			t.Errorf("%s: %d silent substitutions from a server that answers a dead session 404", name, c["silent_substitutions"])
+		}
+		if c["sessions_dead"] == 0 || c["sessions_started"] <= 2 {
+			t.Errorf("%s: want the idle sessions met dead and replaced: %v", name, c)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -164,8 +165,7 @@ func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, sta
 			}
 		}
 	case http.MethodPost:
-		// Only where the truth is exact: an estimated death may be the estimate's error.
-		if deadBefore && status/100 == 2 && c.f.deathSource(h.s) == truth.DeathExact {
+		if deadBefore && status/100 == 2 && c.f.substitutionKnown(h.s) {
 			c.f.rec.Inc(metrics.SilentSubstitutions)
 		}
 	}
@@ -183,4 +183,18 @@ func (b *cutWatch) Read(p []byte) (int, error) {
 		b.h.lib.cut()
 	}
 	return n, err
+}
+
+// substitutionKnown says whether a success for s after its death is a dead id served as alive
+// rather than a death misjudged: the death is exact (the reference server), or the server had
+// answered the session as dead before, or it serves ids it never issued (the run's preflight
+// found so: truth.Regime.SilentSubstitution), where a death estimated from the TTL is what the
+// server did behind an answer that cannot show it.
+func (f *Fleet) substitutionKnown(s *wire.Session) bool {
+	switch f.deathSource(s) {
+	case truth.DeathExact, truth.DeathObserved:
+		return true
+	}
+	e, ok := f.truth.(*truth.Estimated)
+	return ok && e.Regime.SilentSubstitution
 }
