@@ -247,3 +247,93 @@ func TestLibrariesNoSubstitution(t *testing.T) {
 		}
 	}
 }
+
+// cutCallWorkload is the matrix's scenario (cmd/mcpchaos/matrix.yaml), shortened for CI:
+// every client's first call (slow_query, 2 s) starts within 0.6 s and is cut mid-call by the
+// outage at 1.5 s; the TTL (2.5 s) outlasts a call, so only the outage lets a session die
+// (by 4.5 s, mcp-go's sweeper included), and the proxy comes back at 6 s. The Go libraries
+// wait 20 s for a call (the Go SDK resumes a cut call within about 17 s of the cut, its
+// reconnects' full jitter); the TypeScript SDKs 5 s, their 2 default reconnects failing
+// within the outage. One request loop a client, so that no second call races the first 404.
+func cutCallWorkload(url string) string {
+	return fmt.Sprintf(`name: cut-call
+target:
+  url: %s
+  session_ttl: 2500ms
+phases:
+  - {name: active, duration: 1.5s, calls: true}
+  - {name: outage, duration: 5.5s, calls: false}
+  - {name: after, duration: 13s, calls: true}
+x-group: &g {clients: 2, ramp: 400ms, call_every: 200ms, concurrency: 1, tool: slow_query, arguments: {query: q, delay_ms: 2000}, request_timeout: 20s}
+groups:
+  - {<<: *g, name: gosdk, policy: gosdk}
+  - {<<: *g, name: mcpgo, policy: mcpgo}
+  - {<<: *g, name: ts-sdk, policy: ts-sdk, library_options: {timeout: 5000}}
+  - {<<: *g, name: ts-client, policy: ts-client, library_options: {timeout: 5000}}
+faults:
+  - {name: outage, toxic: down, at: 1.5s, for: 4.5s}
+`, url)
+}
+
+// The seed's regime in a real SDK server: mcp-go's, with an event log that outlives its
+// sessions (its GET replays a dead session's log with 200). Each library with a call cut
+// mid-stream: the Go SDK resumes it after the outage and hands the application the dead
+// session's stored answer; mcp-go fails it at once and names the 404 ErrSessionTerminated;
+// both TypeScript SDKs give up their two reconnects and let the call hang to its timeout,
+// then name the 404 in their own ways.
+func TestLibrariesAgainstRetainedMCPGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	needTS(t)
+	// Its notifications every 250 ms turn a call's answer into an SSE stream with event ids
+	// (mcp-go answers JSON until a handler has something to stream): a cut call can resume.
+	srv := peers.MCPGoRetained(t, peers.Options{SessionTTL: 2500 * time.Millisecond, Notify: 250 * time.Millisecond})
+	e := runLibraries(t, cutCallWorkload(srv.URL))
+	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
+	if c["replayed_errors_delivered"] == 0 || c["replays_ok"] == 0 || c["calls_hung"] != 0 {
+		t.Errorf("gosdk: want the cut call resumed by a 200 replay and answered from the dead session's log: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
+	if c["calls_hung"] != 0 || c["replayed_errors_delivered"] != 0 || c["dead_session_background_requests"] != 0 ||
+		cl["ErrSessionTerminated"] == 0 || cl["transport.Error"] == 0 {
+		t.Errorf("mcpgo: want the cut call failed at once, nothing sent of its own, the 404 ErrSessionTerminated: %v %v", c, cl)
+	}
+	tsHung(t, e)
+}
+
+// tsHung checks both TypeScript SDKs under a cut call: hung to their timeout on a dead
+// session and misclassified as a timeout, their listener gone silently, the 404 named by
+// each its own way.
+func tsHung(t *testing.T, e *results.Export) {
+	t.Helper()
+	c, cl := libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
+	if c["calls_hung"] == 0 || c["errors_misclassified"] == 0 || cl["McpError(-32001)"] == 0 || cl["StreamableHTTPError(404)"] == 0 {
+		t.Errorf("ts-sdk: want the cut call hung to its timeout, misclassified, then a 404 StreamableHTTPError: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
+	if c["calls_hung"] == 0 || cl["SdkError(REQUEST_TIMEOUT)"] == 0 || cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 {
+		t.Errorf("ts-client: want the cut call hung to its timeout, then the 404 as not implemented: %v %v", c, cl)
+	}
+}
+
+// A GET-validating real server: the Go SDK's (its GET answers a dead session 404). The Go
+// SDK's own reconnect meets the 404 and no 200 replay ever comes, so no dead session's answer
+// is delivered; mcp-go and the TypeScript SDKs do what they do anywhere.
+func TestLibrariesAgainstGoSDKServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	needTS(t)
+	srv := peers.GoSDK(t, peers.Options{SessionTTL: 2500 * time.Millisecond})
+	e := runLibraries(t, cutCallWorkload(srv.URL))
+	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
+	if c["replays_ok"] != 0 || c["replayed_errors_delivered"] != 0 || c["dead_session_background_requests"] == 0 {
+		t.Errorf("gosdk: want its reconnects to the dead session answered 404, never a 200 replay: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
+	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
+		t.Errorf("mcpgo: %v %v", c, cl)
+	}
+	tsHung(t, e)
+}
