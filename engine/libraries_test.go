@@ -276,11 +276,13 @@ faults:
 }
 
 // The seed's regime in a real SDK server: mcp-go's, with an event log that outlives its
-// sessions (its GET replays a dead session's log with 200). Each library with a call cut
-// mid-stream: the Go SDK resumes it after the outage and hands the application the dead
-// session's stored answer; mcp-go fails it at once and names the 404 ErrSessionTerminated;
-// both TypeScript SDKs give up their two reconnects and let the call hang to its timeout,
-// then name the 404 in their own ways.
+// sessions (its GET replays a dead session's log with 200), each library with a call cut by
+// the outage: the Go SDK reconnects its GET to the dead session and takes the 200 replay;
+// mcp-go fails the cut call at once and names the 404 ErrSessionTerminated.
+// The TypeScript SDKs are held only to their 404 classes here: whether their cut call can
+// resume is the server's draw (mcp-go answers a call as JSON until a notification comes its
+// way, and its notifications go to the GET listener or to the call's stream, whichever takes
+// them), so their hang is asserted against the servers that always stream.
 func TestLibrariesAgainstRetainedMCPGo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timeline test")
@@ -291,15 +293,25 @@ func TestLibrariesAgainstRetainedMCPGo(t *testing.T) {
 	srv := peers.MCPGoRetained(t, peers.Options{SessionTTL: 2500 * time.Millisecond, Notify: 250 * time.Millisecond})
 	e := runLibraries(t, cutCallWorkload(srv.URL))
 	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
-	if c["replayed_errors_delivered"] == 0 || c["replays_ok"] == 0 || c["calls_hung"] != 0 {
-		t.Errorf("gosdk: want the cut call resumed by a 200 replay and answered from the dead session's log: %v %v", c, cl)
+	// Its GET takes the dead session's log replayed with 200, the seed's trap. (Whether a cut
+	// call also comes back with the dead session's stored answer depends on whether mcp-go
+	// had streamed that call, the draw described below; the matrix's servers always stream.)
+	if c["replays_ok"] == 0 || c["dead_session_background_requests"] == 0 || c["calls_hung"] != 0 {
+		t.Errorf("gosdk: want its GET to the dead session answered by a 200 replay, and no hang: %v %v", c, cl)
 	}
 	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
 	if c["calls_hung"] != 0 || c["replayed_errors_delivered"] != 0 || c["dead_session_background_requests"] != 0 ||
 		cl["ErrSessionTerminated"] == 0 || cl["transport.Error"] == 0 {
 		t.Errorf("mcpgo: want the cut call failed at once, nothing sent of its own, the 404 ErrSessionTerminated: %v %v", c, cl)
 	}
-	tsHung(t, e)
+	c, cl = libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
+	if cl["StreamableHTTPError(404)"] == 0 {
+		t.Errorf("ts-sdk: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
+	if cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 || c["errors_misclassified"] == 0 {
+		t.Errorf("ts-client: %v %v", c, cl)
+	}
 }
 
 // tsHung checks both TypeScript SDKs under a cut call: hung to their timeout on a dead
