@@ -84,7 +84,7 @@ of your own (groups with library policies and library_options).`,
 			if err := results.WriteMatrix(stdout, exp, fl.markdown); err != nil {
 				return err
 			}
-			if runErr == nil && len(a) == 0 && w.Target.Builtin != nil {
+			if runErr == nil && len(a) == 0 && w.Target.Builtin != nil && fl.run.target.url == "" {
 				runErr = scenarioHeld(exp) // a server by URL decides its sessions' deaths itself
 			}
 			return runErr
