@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"io"
 	"math"
 	"net/http"
@@ -118,8 +119,13 @@ func (c *Client) replayedDuring(h *held, sent, end time.Time) bool {
 // as the libraries' maintainers prescribe); any other failure is a tool failure, misattributed
 // when the session was dead.
 func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
-	if ctx.Err() != nil || (h.ctx.Err() != nil && o.err != nil) {
-		return // the run ended, or the session was given up while the call ran
+	if ctx.Err() != nil || (h.ctx.Err() != nil && o.err != nil && (!h.lib.surfaced.Load() || errors.Is(o.err, context.Canceled))) {
+		// The run ended, or the application gave the session up (and cancelled the call)
+		// while the call ran. A call that failed because the library ended the session is
+		// the application's error, and judged: the Go SDK, its GET answered 404, fails the
+		// calls in flight with a closed connection that errors.Is(err, mcp.ErrSessionMissing)
+		// misses.
+		return
 	}
 	dead := c.judgeCall(ctx, h, o)
 	if o.err == nil {

@@ -127,6 +127,11 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 	default:
 		return nil, usagef("--regime %q: want seed or strict", fl.regime)
 	}
+	if fl.run.target.url != "" && w.Target.Builtin != nil {
+		// The workload is validated before --target replaces its target: a tool of the
+		// user's server (--tool) is checked against that server, not the reference one's.
+		w.Target = workloads.Target{URL: fl.run.target.url, SessionTTL: w.Target.SessionTTL, Where: "--target"}
+	}
 	var args map[string]any
 	if fl.arguments != "" {
 		if err := json.Unmarshal([]byte(fl.arguments), &args); err != nil || args == nil {
