@@ -123,12 +123,17 @@ func TestLibrariesSeedRegime(t *testing.T) {
 	if c["dead_session_background_requests"] != 0 || c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
 		t.Errorf("mcpgo: %v %v", c, cl)
 	}
-	// The TypeScript SDK 1.x: the 404 is a StreamableHTTPError carrying the status.
-	c, cl = libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
+	ts404(t, e)
+}
+
+// ts404 checks how the TypeScript SDKs name a session's 404: 1.x a StreamableHTTPError
+// carrying the status, 2.x "not implemented", a death misclassified.
+func ts404(t *testing.T, e *results.Export) {
+	t.Helper()
+	c, cl := libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
 	if cl["StreamableHTTPError(404)"] == 0 {
 		t.Errorf("ts-sdk: %v %v", c, cl)
 	}
-	// The TypeScript client 2.x calls the 404 "not implemented": a death misclassified.
 	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
 	if cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 || c["errors_misclassified"] == 0 {
 		t.Errorf("ts-client: %v %v", c, cl)
@@ -151,14 +156,7 @@ func TestLibrariesStrictGET(t *testing.T) {
 	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
 		t.Errorf("mcpgo: %v %v", c, cl)
 	}
-	c, cl = libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
-	if cl["StreamableHTTPError(404)"] == 0 {
-		t.Errorf("ts-sdk: %v %v", c, cl)
-	}
-	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
-	if cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 || c["errors_misclassified"] == 0 {
-		t.Errorf("ts-client: %v %v", c, cl)
-	}
+	ts404(t, e)
 }
 
 // Against the TypeScript SDK's own server, with calls that run 3 s (slow_query): a call in
@@ -304,14 +302,7 @@ func TestLibrariesAgainstRetainedMCPGo(t *testing.T) {
 		cl["ErrSessionTerminated"] == 0 || cl["transport.Error"] == 0 {
 		t.Errorf("mcpgo: want the cut call failed at once, nothing sent of its own, the 404 ErrSessionTerminated: %v %v", c, cl)
 	}
-	c, cl = libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
-	if cl["StreamableHTTPError(404)"] == 0 {
-		t.Errorf("ts-sdk: %v %v", c, cl)
-	}
-	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
-	if cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 || c["errors_misclassified"] == 0 {
-		t.Errorf("ts-client: %v %v", c, cl)
-	}
+	ts404(t, e)
 }
 
 // tsHung checks both TypeScript SDKs under a cut call: hung to their timeout on a dead
