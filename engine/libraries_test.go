@@ -41,8 +41,9 @@ func needTS(t *testing.T) {
 	}
 }
 
-// libraryWorkload is the scenario: TTL 1 s, calls for 1.5 s, the proxy down from 1.2 s to 4 s
-// (the sessions die behind it at about 2.2 s), calls again from 4.5 s for 12 s. Calls time out
+// libraryWorkload is the scenario: TTL 1 s, calls for 4 s (node workers on a loaded machine
+// take seconds to connect their clients), the proxy down from 3.7 s to 6.5 s (the sessions
+// die behind it at about 4.7 s), calls again from 7 s for 12 s. Calls time out
 // after 4 s in every library. The last phase is long for what it must show (one call on the
 // dead session, one new session): on a machine so loaded that node answers slowly (a load
 // average of 40 was seen), a call cut at the outage still hangs well into it.
@@ -51,7 +52,7 @@ func libraryWorkload(target, tool, args string) string {
 target:
 %s
 phases:
-  - {name: active, duration: 1.5s, calls: true}
+  - {name: active, duration: 4s, calls: true}
   - {name: outage, duration: 3s, calls: false}
   - {name: after, duration: 12s, calls: true}
 x-group: &g {clients: 2, ramp: 400ms, call_every: 200ms, concurrency: 2, tool: %s, request_timeout: 4s%s}
@@ -61,7 +62,7 @@ groups:
   - {<<: *g, name: ts-sdk, policy: ts-sdk, library_options: {timeout: 4000}}
   - {<<: *g, name: ts-client, policy: ts-client, library_options: {timeout: 4000}}
 faults:
-  - {name: outage, toxic: down, at: 1.2s, for: 2.8s}
+  - {name: outage, toxic: down, at: 3.7s, for: 2.8s}
 `, target, tool, args)
 }
 
@@ -247,29 +248,30 @@ func TestLibrariesNoSubstitution(t *testing.T) {
 }
 
 // cutCallWorkload is the matrix's scenario (cmd/mcpchaos/matrix.yaml), shortened for CI:
-// every client's first call (slow_query, 2 s) starts within 0.6 s and is cut mid-call by the
-// outage at 1.5 s; the TTL (2.5 s) outlasts a call, so only the outage lets a session die
-// (by 4.5 s, mcp-go's sweeper included), and the proxy comes back at 6 s. The Go libraries
-// wait 20 s for a call (the Go SDK resumes a cut call within about 17 s of the cut, its
-// reconnects' full jitter); the TypeScript SDKs 5 s, their 2 default reconnects failing
-// within the outage. One request loop a client, so that no second call races the first 404.
+// every client's first call (slow_query, 4 s) starts before the outage at 3.5 s (node
+// workers on a loaded machine take seconds to connect) and is cut mid-call; the TTL (4.5 s)
+// outlasts a call, so only the outage lets a session die (by 10.3 s, mcp-go's sweeper
+// included), and the proxy comes back at 11 s. The Go libraries wait 25 s for a call (the Go
+// SDK resumes a cut call within about 20 s of the cut, its reconnects' full jitter); the
+// TypeScript SDKs 5 s, their 2 default reconnects failing within the outage. One request
+// loop a client, so that no second call races the first 404.
 func cutCallWorkload(url string) string {
 	return fmt.Sprintf(`name: cut-call
 target:
   url: %s
-  session_ttl: 2500ms
+  session_ttl: 4500ms
 phases:
-  - {name: active, duration: 1.5s, calls: true}
-  - {name: outage, duration: 5.5s, calls: false}
-  - {name: after, duration: 13s, calls: true}
-x-group: &g {clients: 2, ramp: 400ms, call_every: 200ms, concurrency: 1, tool: slow_query, arguments: {query: q, delay_ms: 2000}, request_timeout: 20s}
+  - {name: active, duration: 3.5s, calls: true}
+  - {name: outage, duration: 8.5s, calls: false}
+  - {name: after, duration: 14s, calls: true}
+x-group: &g {clients: 2, ramp: 400ms, call_every: 200ms, concurrency: 1, tool: slow_query, arguments: {query: q, delay_ms: 4000}, request_timeout: 25s}
 groups:
   - {<<: *g, name: gosdk, policy: gosdk}
   - {<<: *g, name: mcpgo, policy: mcpgo}
   - {<<: *g, name: ts-sdk, policy: ts-sdk, library_options: {timeout: 5000}}
   - {<<: *g, name: ts-client, policy: ts-client, library_options: {timeout: 5000}}
 faults:
-  - {name: outage, toxic: down, at: 1.5s, for: 4.5s}
+  - {name: outage, toxic: down, at: 3.5s, for: 7.5s}
 `, url)
 }
 
@@ -288,7 +290,7 @@ func TestLibrariesAgainstRetainedMCPGo(t *testing.T) {
 	needTS(t)
 	// Its notifications every 250 ms turn a call's answer into an SSE stream with event ids
 	// (mcp-go answers JSON until a handler has something to stream): a cut call can resume.
-	srv := peers.MCPGoRetained(t, peers.Options{SessionTTL: 2500 * time.Millisecond, Notify: 250 * time.Millisecond})
+	srv := peers.MCPGoRetained(t, peers.Options{SessionTTL: 4500 * time.Millisecond, Notify: 250 * time.Millisecond})
 	e := runLibraries(t, cutCallWorkload(srv.URL))
 	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
 	// Its GET takes the dead session's log replayed with 200, the seed's trap. (Whether a cut
@@ -328,7 +330,7 @@ func TestLibrariesAgainstGoSDKServer(t *testing.T) {
 		t.Skip("timeline test")
 	}
 	needTS(t)
-	srv := peers.GoSDK(t, peers.Options{SessionTTL: 2500 * time.Millisecond})
+	srv := peers.GoSDK(t, peers.Options{SessionTTL: 4500 * time.Millisecond})
 	e := runLibraries(t, cutCallWorkload(srv.URL))
 	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
 	if c["replays_ok"] != 0 || c["replayed_errors_delivered"] != 0 || c["dead_session_background_requests"] == 0 {
