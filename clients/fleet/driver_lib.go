@@ -158,10 +158,10 @@ func (libDriver) tick(ctx context.Context, c *Client, _ int) {
 	if seq := c.calls.Add(1); !c.f.cfg.NoProgressTokens {
 		progress = fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq)
 	}
-	// The call runs under the run's context, not the session's: when the library ends the
-	// session, the calls in flight fail as the library fails them (the application's error,
-	// judged by libCall), not by the application's cancelling them first, a race.
-	c.libCall(ctx, h, conn.call(ctx, c.f.tool(), args, progress))
+	// The call runs under the session's context: an application that gives a session up
+	// (another call's 404, the library's end) cancels the calls still in flight on it. When
+	// the library's own error comes first, libCall judges it.
+	c.libCall(ctx, h, conn.call(h.ctx, c.f.tool(), args, progress))
 }
 
 // libraryDriver is the driver of a library kind.
