@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
@@ -40,8 +41,9 @@ func needTS(t *testing.T) {
 	}
 }
 
-// libraryWorkload is the scenario: TTL 1 s, calls for 1.5 s, the proxy down from 1.2 s to 4 s
-// (the sessions die behind it at about 2.2 s), calls again from 4.5 s for 12 s. Calls time out
+// libraryWorkload is the scenario: TTL 1 s, calls for 4 s (node workers on a loaded machine
+// take seconds to connect their clients), the proxy down from 3.7 s to 6.5 s (the sessions
+// die behind it at about 4.7 s), calls again from 7 s for 12 s. Calls time out
 // after 4 s in every library. The last phase is long for what it must show (one call on the
 // dead session, one new session): on a machine so loaded that node answers slowly (a load
 // average of 40 was seen), a call cut at the outage still hangs well into it.
@@ -50,7 +52,7 @@ func libraryWorkload(target, tool, args string) string {
 target:
 %s
 phases:
-  - {name: active, duration: 1.5s, calls: true}
+  - {name: active, duration: 4s, calls: true}
   - {name: outage, duration: 3s, calls: false}
   - {name: after, duration: 12s, calls: true}
 x-group: &g {clients: 2, ramp: 400ms, call_every: 200ms, concurrency: 2, tool: %s, request_timeout: 4s%s}
@@ -60,7 +62,7 @@ groups:
   - {<<: *g, name: ts-sdk, policy: ts-sdk, library_options: {timeout: 4000}}
   - {<<: *g, name: ts-client, policy: ts-client, library_options: {timeout: 4000}}
 faults:
-  - {name: outage, toxic: down, at: 1.2s, for: 2.8s}
+  - {name: outage, toxic: down, at: 3.7s, for: 2.8s}
 `, target, tool, args)
 }
 
@@ -122,12 +124,17 @@ func TestLibrariesSeedRegime(t *testing.T) {
 	if c["dead_session_background_requests"] != 0 || c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
 		t.Errorf("mcpgo: %v %v", c, cl)
 	}
-	// The TypeScript SDK 1.x: the 404 is a StreamableHTTPError carrying the status.
-	c, cl = libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
+	ts404(t, e)
+}
+
+// ts404 checks how the TypeScript SDKs name a session's 404: 1.x a StreamableHTTPError
+// carrying the status, 2.x "not implemented", a death misclassified.
+func ts404(t *testing.T, e *results.Export) {
+	t.Helper()
+	c, cl := libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
 	if cl["StreamableHTTPError(404)"] == 0 {
 		t.Errorf("ts-sdk: %v %v", c, cl)
 	}
-	// The TypeScript client 2.x calls the 404 "not implemented": a death misclassified.
 	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
 	if cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 || c["errors_misclassified"] == 0 {
 		t.Errorf("ts-client: %v %v", c, cl)
@@ -150,14 +157,7 @@ func TestLibrariesStrictGET(t *testing.T) {
 	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
 		t.Errorf("mcpgo: %v %v", c, cl)
 	}
-	c, cl = libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
-	if cl["StreamableHTTPError(404)"] == 0 {
-		t.Errorf("ts-sdk: %v %v", c, cl)
-	}
-	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
-	if cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 || c["errors_misclassified"] == 0 {
-		t.Errorf("ts-client: %v %v", c, cl)
-	}
+	ts404(t, e)
 }
 
 // Against the TypeScript SDK's own server, with calls that run 3 s (slow_query): a call in
@@ -180,4 +180,165 @@ func TestLibrariesAgainstTSServer(t *testing.T) {
 	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
 		t.Errorf("mcpgo: %v %v", c, cl)
 	}
+}
+
+// substitutionWorkload: library clients call, idle past the TTL (and past mcp-go's sweeper,
+// which ends an idle session up to max(TTL/2, 1 s) after it), then call again with the id
+// they hold. No fault: the session's death is the server's TTL alone.
+func substitutionWorkload(url string) string {
+	return fmt.Sprintf(`name: substitution
+target:
+  url: %s
+  session_ttl: 1s
+phases:
+  - {name: active, duration: 1.5s, calls: true}
+  - {name: idle, duration: 3.5s, calls: false}
+  - {name: again, duration: 2s, calls: true}
+x-group: &g {clients: 2, call_every: 250ms, tool: lookup_order, arguments: {order_id: "o-1", quantity: 1}, request_timeout: 4s}
+groups:
+  - {<<: *g, name: gosdk, policy: gosdk, library_options: {DisableStandaloneSSE: true}}
+  - {<<: *g, name: mcpgo, policy: mcpgo}
+`, url)
+}
+
+// mcp-go's server in its default mode hands out ids and keeps no record of them: a session it
+// ended at its idle TTL is served 200 under the same id, as a fresh session. The run's
+// preflight finds that the server serves an id it never issued, so a success after the
+// session's death (estimated from the TTL) is a silent substitution; both libraries take it
+// as their live session's answer. A wire client in their place counts none: the counter is
+// the library inside view's.
+func TestLibrariesSilentSubstitution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.MCPGoIDs(t, peers.Options{SessionTTL: time.Second})
+	e := runLibraries(t, substitutionWorkload(srv.URL))
+	for _, name := range []string{"gosdk", "mcpgo"} {
+		g := group(t, e, name)
+		if _, ok := e.Run.Libraries[name]; !ok {
+			t.Errorf("%s: no library recorded", name)
+		}
+		if c := g.Counters; c["silent_substitutions"] == 0 || c["tool_calls_ok"] == 0 {
+			t.Errorf("%s: want calls on the dead id served 200 counted as silent substitutions: %v", name, c)
+		}
+		if why := e.Run.WithheldWhy(name, "sessions_dead"); why != "" {
+			t.Errorf("%s: sessions_dead withheld (%s): a substituting server's successes refute no estimate", name, why)
+		}
+	}
+}
+
+// The same against mcp-go's stateful server, which answers an ended session 404: the libraries
+// meet the death (the Go SDK's ErrSessionMissing, mcp-go's ErrSessionTerminated), and no dead
+// id is ever served, so silent_substitutions must stay 0.
+func TestLibrariesNoSubstitution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.MCPGo(t, peers.Options{SessionTTL: time.Second})
+	e := runLibraries(t, substitutionWorkload(srv.URL))
+	for _, name := range []string{"gosdk", "mcpgo"} {
+		c := group(t, e, name).Counters
+		if c["silent_substitutions"] != 0 {
+			t.Errorf("%s: %d silent substitutions from a server that answers a dead session 404", name, c["silent_substitutions"])
+		}
+		if c["sessions_dead"] == 0 || c["sessions_started"] <= 2 {
+			t.Errorf("%s: want the idle sessions met dead and replaced: %v", name, c)
+		}
+	}
+}
+
+// cutCallWorkload is the matrix's scenario (cmd/mcpchaos/matrix.yaml), shortened for CI:
+// every client's first call (slow_query, 4 s) starts before the outage at 3.5 s (node
+// workers on a loaded machine take seconds to connect) and is cut mid-call; the TTL (4.5 s)
+// outlasts a call, so only the outage lets a session die (by 10.3 s, mcp-go's sweeper
+// included), and the proxy comes back at 11 s. The Go libraries wait 25 s for a call (the Go
+// SDK resumes a cut call within about 20 s of the cut, its reconnects' full jitter); the
+// TypeScript SDKs 5 s, their 2 default reconnects failing within the outage. One request
+// loop a client, so that no second call races the first 404.
+func cutCallWorkload(url string) string {
+	return fmt.Sprintf(`name: cut-call
+target:
+  url: %s
+  session_ttl: 4500ms
+phases:
+  - {name: active, duration: 3.5s, calls: true}
+  - {name: outage, duration: 8.5s, calls: false}
+  - {name: after, duration: 14s, calls: true}
+x-group: &g {clients: 2, ramp: 400ms, call_every: 200ms, concurrency: 1, tool: slow_query, arguments: {query: q, delay_ms: 4000}, request_timeout: 25s}
+groups:
+  - {<<: *g, name: gosdk, policy: gosdk}
+  - {<<: *g, name: mcpgo, policy: mcpgo}
+  - {<<: *g, name: ts-sdk, policy: ts-sdk, library_options: {timeout: 5000}}
+  - {<<: *g, name: ts-client, policy: ts-client, library_options: {timeout: 5000}}
+faults:
+  - {name: outage, toxic: down, at: 3.5s, for: 7.5s}
+`, url)
+}
+
+// The seed's regime in a real SDK server: mcp-go's, with an event log that outlives its
+// sessions (its GET replays a dead session's log with 200), each library with a call cut by
+// the outage: the Go SDK reconnects its GET to the dead session and takes the 200 replay;
+// mcp-go fails the cut call at once and names the 404 ErrSessionTerminated.
+// The TypeScript SDKs are held only to their 404 classes here: whether their cut call can
+// resume is the server's draw (mcp-go answers a call as JSON until a notification comes its
+// way, and its notifications go to the GET listener or to the call's stream, whichever takes
+// them), so their hang is asserted against the servers that always stream.
+func TestLibrariesAgainstRetainedMCPGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	needTS(t)
+	// Its notifications every 250 ms turn a call's answer into an SSE stream with event ids
+	// (mcp-go answers JSON until a handler has something to stream): a cut call can resume.
+	srv := peers.MCPGoRetained(t, peers.Options{SessionTTL: 4500 * time.Millisecond, Notify: 250 * time.Millisecond})
+	e := runLibraries(t, cutCallWorkload(srv.URL))
+	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
+	// Its GET takes the dead session's log replayed with 200, the seed's trap. (Whether a cut
+	// call also comes back with the dead session's stored answer depends on whether mcp-go
+	// had streamed that call, the draw described below; the matrix's servers always stream.)
+	if c["replays_ok"] == 0 || c["dead_session_background_requests"] == 0 || c["calls_hung"] != 0 {
+		t.Errorf("gosdk: want its GET to the dead session answered by a 200 replay, and no hang: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
+	if c["calls_hung"] != 0 || c["replayed_errors_delivered"] != 0 || c["dead_session_background_requests"] != 0 ||
+		cl["ErrSessionTerminated"] == 0 || cl["transport.Error"] == 0 {
+		t.Errorf("mcpgo: want the cut call failed at once, nothing sent of its own, the 404 ErrSessionTerminated: %v %v", c, cl)
+	}
+	ts404(t, e)
+}
+
+// tsHung checks both TypeScript SDKs under a cut call: hung to their timeout on a dead
+// session and misclassified as a timeout, their listener gone silently, the 404 named by
+// each its own way.
+func tsHung(t *testing.T, e *results.Export) {
+	t.Helper()
+	c, cl := libraryGroup(t, e, "ts-sdk", "@modelcontextprotocol/sdk")
+	if c["calls_hung"] == 0 || c["errors_misclassified"] == 0 || cl["McpError(-32001)"] == 0 || cl["StreamableHTTPError(404)"] == 0 {
+		t.Errorf("ts-sdk: want the cut call hung to its timeout, misclassified, then a 404 StreamableHTTPError: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "ts-client", "@modelcontextprotocol/client")
+	if c["calls_hung"] == 0 || cl["SdkError(REQUEST_TIMEOUT)"] == 0 || cl["SdkHttpError(CLIENT_HTTP_NOT_IMPLEMENTED)"] == 0 {
+		t.Errorf("ts-client: want the cut call hung to its timeout, then the 404 as not implemented: %v %v", c, cl)
+	}
+}
+
+// A GET-validating real server: the Go SDK's (its GET answers a dead session 404). The Go
+// SDK's own reconnect meets the 404 and no 200 replay ever comes, so no dead session's answer
+// is delivered; mcp-go and the TypeScript SDKs do what they do anywhere.
+func TestLibrariesAgainstGoSDKServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	needTS(t)
+	srv := peers.GoSDK(t, peers.Options{SessionTTL: 4500 * time.Millisecond})
+	e := runLibraries(t, cutCallWorkload(srv.URL))
+	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
+	if c["replays_ok"] != 0 || c["replayed_errors_delivered"] != 0 || c["dead_session_background_requests"] == 0 {
+		t.Errorf("gosdk: want its reconnects to the dead session answered 404, never a 200 replay: %v %v", c, cl)
+	}
+	c, cl = libraryGroup(t, e, "mcpgo", "github.com/mark3labs/mcp-go")
+	if c["calls_hung"] != 0 || cl["ErrSessionTerminated"] == 0 {
+		t.Errorf("mcpgo: %v %v", c, cl)
+	}
+	tsHung(t, e)
 }

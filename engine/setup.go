@@ -258,6 +258,9 @@ func (r *runner) checkTarget(ctx context.Context, conn wire.Conn, gen wire.Negot
 		r.tgt.notes = append(r.tgt.notes, "the target keeps no sessions: initialize answered without an Mcp-Session-Id (a valid server: ids are optional), so there is no session to die, resume or count; the session figures are not applicable, and what applies is measured: tool calls, their latency, reconnects")
 	}
 	if pf.substitutes {
+		if e, ok := tr.(*truth.Estimated); ok {
+			e.Regime.SilentSubstitution = true // set before any fleet starts
+		}
 		r.tgt.notes = append(r.tgt.notes, "the target answered a ping under a session id it never issued with a result: it serves any id as a live session (silent substitution, inspect's silent_substitution), so a dead session looks alive and its death can only be estimated from the declared TTL; a success after an estimated death proves nothing about the session")
 	}
 	if r.tgt.noIDs || gen.Generation == wire.Stateless {

@@ -128,7 +128,7 @@ func (ts Tolerances) For(group, metric string) Tolerance {
 //	replayed_errors_delivered, silent_substitutions  +0       may not grow at all
 //	calls_hung, errors_misclassified, listeners_silently_dead,
 //	dead_session_background_requests             +10%,+2      (whether a call is cut mid-stream varies)
-//	hung_ms                                      +10%,+2000
+//	hung_seconds                                 +10%,+2
 //	everything else (clients, sessions_started, drops, replays, probes, counts, min, max, ...)
 //	                                             info         reported only
 //
@@ -162,7 +162,7 @@ func DefaultTolerances() Tolerances {
 		must("calls_skipped", "+10%,+3"),
 		must("tool_calls_ok", "-10%"))
 	// The library failures (docs/libraries.md).
-	ts = append(ts, must("replayed_errors_delivered", "+0"), must("silent_substitutions", "+0"), must("hung_ms", "+10%,+2000"))
+	ts = append(ts, must("replayed_errors_delivered", "+0"), must("silent_substitutions", "+0"), must("hung_seconds", "+10%,+2"))
 	for _, c := range []string{"calls_hung", "errors_misclassified", "listeners_silently_dead", "dead_session_background_requests"} {
 		ts = append(ts, must(c, "+10%,+2"))
 	}

@@ -45,7 +45,7 @@ const (
 	CallsSkipped                        // a request loop's turns missed because its previous call was still running
 	// The library failures (client kinds that run a real MCP client library; docs/metrics.md).
 	CallsHung                     // calls that returned only at their timeout while their session was dead or their stream cut
-	HungMS                        // the milliseconds those calls waited
+	HungSeconds                   // the seconds those calls waited, each call rounded to a whole second (shards add exactly)
 	ReplayedErrorsDelivered       // a dead session's stored answer (an error replayed from its log) returned as a call's result
 	DeadSessionBackgroundRequests // requests a library sent on its own (GETs) carrying a dead session's id
 	ListenersSilentlyDead         // GET listeners that stopped with the session still held and nothing surfaced to the application
@@ -68,7 +68,7 @@ var counterNames = [numCounters]string{
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
 	"tool_errors", "server_requests_answered", "calls_skipped",
-	"calls_hung", "hung_ms", "replayed_errors_delivered", "dead_session_background_requests",
+	"calls_hung", "hung_seconds", "replayed_errors_delivered", "dead_session_background_requests",
 	"listeners_silently_dead", "errors_misclassified", "silent_substitutions",
 	"calls_not_made", "calls_run_twice",
 	"listens", "listen_drops", "notifications_received", "notifications_lost",
@@ -105,7 +105,7 @@ var counterHelp = [numCounters]string{
 	"Requests of the server (ping, roots/list, ...) the client answered.",
 	"Turns of a request loop missed because its previous call was still running.",
 	"Library calls that returned only at their timeout while their session was dead or their stream cut.",
-	"Milliseconds the hung library calls waited, summed.",
+	"Seconds the hung library calls waited, each rounded to a whole second, summed.",
 	"A dead session's stored answer, replayed from its log, returned to the application as a call's result.",
 	"Requests a client library sent on its own (GET streams) carrying the id of a session that had died.",
 	"GET listeners that stopped while the session was held, with nothing surfaced to the application.",

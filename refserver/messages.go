@@ -48,7 +48,10 @@ var tools = toolList{Tools: []tool{
 	{
 		Name:        "slow",
 		Description: "Sends progress notifications (to the request's progress token) at intervals, then returns.",
-		InputSchema: map[string]any{"type": "object"},
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"steps":   map[string]any{"type": "integer", "minimum": 0, "maximum": 100},
+			"step_ms": map[string]any{"type": "integer", "minimum": 0, "maximum": 5000},
+		}},
 	},
 }}
 

@@ -125,8 +125,8 @@ func (s *Server) callTool(rp *reply, req *jsonrpc.Request) {
 		if bytes.Equal(token, []byte("null")) {
 			token = nil
 		}
-		steps := s.cfg.SlowSteps
-		pause := time.NewTimer(s.cfg.SlowStep)
+		steps, step := slowArgs(p.Arguments, s.cfg.SlowSteps, s.cfg.SlowStep)
+		pause := time.NewTimer(step)
 		defer pause.Stop()
 		for i := 1; i <= steps; i++ {
 			select {
@@ -137,12 +137,32 @@ func (s *Server) callTool(rp *reply, req *jsonrpc.Request) {
 			if token != nil {
 				rp.notify(progressMessage(token, i, steps))
 			}
-			pause.Reset(s.cfg.SlowStep)
+			pause.Reset(step)
 		}
 		rp.respond(req.ID, textResult(fmt.Sprintf("slow: done after %d steps", steps)), nil)
 	default:
 		rp.respond(req.ID, nil, rpcError(jsonrpc.CodeInvalidParams, "unknown tool %q", p.Name))
 	}
+}
+
+// slowArgs reads the slow tool's optional arguments, steps (0 to 100) and step_ms (0 to
+// 5000), over the server's defaults: a caller that needs a call to outlast a moment (mcpchaos
+// matrix cuts every client's call mid-stream) says how long.
+func slowArgs(raw json.RawMessage, steps int, step time.Duration) (int, time.Duration) {
+	var a struct {
+		Steps  *int `json:"steps"`
+		StepMS *int `json:"step_ms"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return steps, step
+	}
+	if a.Steps != nil && *a.Steps >= 0 && *a.Steps <= 100 {
+		steps = *a.Steps
+	}
+	if a.StepMS != nil && *a.StepMS >= 0 && *a.StepMS <= 5000 {
+		step = time.Duration(*a.StepMS) * time.Millisecond
+	}
+	return steps, step
 }
 
 // reply answers one POSTed request, either with one JSON body or (PostSSE)

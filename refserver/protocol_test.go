@@ -407,3 +407,26 @@ func TestConfig(t *testing.T) {
 		}
 	}
 }
+
+// The slow tool's arguments set its steps and their pause over the server's defaults (the
+// library matrix makes its calls last 5 s this way); values out of range keep the defaults.
+func TestSlowArguments(t *testing.T) {
+	_, url := serve(t, Config{SlowSteps: 3, SlowStep: 5 * time.Millisecond})
+	c := mustInit(t, url)
+	for _, tc := range []struct {
+		args  map[string]any
+		steps int
+	}{
+		{map[string]any{"steps": 6, "step_ms": 1}, 6},
+		{map[string]any{"steps": 0}, 0},
+		{map[string]any{"steps": 101, "step_ms": 9000}, 3},
+		{nil, 3},
+	} {
+		a := c.call("tools/call", map[string]any{"name": "slow", "arguments": tc.args, "_meta": map[string]any{"progressToken": "t"}})
+		var res callResult
+		a.result(t, &res)
+		if got := len(a.events) - 2; got != tc.steps {
+			t.Errorf("arguments %v: %d progress events, want %d", tc.args, got, tc.steps)
+		}
+	}
+}

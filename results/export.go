@@ -320,6 +320,7 @@ func Build(run Run, snaps []*metrics.Snapshot) (*Export, error) {
 		return nil, err
 	}
 	e.Overall = o
+	e.rateLibraries()
 	return e, nil
 }
 

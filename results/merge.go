@@ -96,6 +96,7 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 		return nil, err
 	}
 	e.Overall = o
+	e.rateLibraries()
 	e.Faults = mergeFaults(parts, e.Run.Start)
 	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)

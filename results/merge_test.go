@@ -143,6 +143,15 @@ func TestMergeIsExact(t *testing.T) {
 	if n := m.Run.Libraries["probe"].ErrorClasses["McpError(-32001)"]; n != int64(len(parts)) {
 		t.Errorf("merged error classes: %d, want one a shard (%d)", n, len(parts))
 	}
+	// The rate of background requests is the merged count over the merged run's length, not
+	// a shard's rate carried over or summed.
+	bg := float64(m.Group("probe").Counters["dead_session_background_requests"])
+	if got, want := m.Run.Libraries["probe"].BackgroundPerSecond, bg/m.Run.End.Sub(m.Run.Start).Seconds(); bg == 0 || got != want {
+		t.Errorf("merged background requests per second %v, want %v", got, want)
+	}
+	if p := parts[0].Export; p.Run.Libraries["probe"].BackgroundPerSecond != float64(p.Group("probe").Counters["dead_session_background_requests"])/10 {
+		t.Errorf("a shard's background requests per second: %v", p.Run.Libraries["probe"])
+	}
 	if m.Run.Generation != "session" || len(m.Run.Notes) != 1 || len(m.Run.NotObservable["probe"]) != 1 {
 		t.Errorf("run notes not carried over: %+v", m.Run)
 	}

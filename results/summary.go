@@ -64,10 +64,10 @@ var libraryRows = []struct {
 	value func(g *Group) string
 }{
 	{"calls hung / seconds", func(g *Group) string {
-		return fmt.Sprintf("%d / %.1f", g.Counters["calls_hung"], float64(g.Counters["hung_ms"])/1000)
+		return fmt.Sprintf("%d / %d", g.Counters["calls_hung"], g.Counters["hung_seconds"])
 	}},
 	{"replayed answers delivered", counter("replayed_errors_delivered")},
-	{"background requests to dead", counter("dead_session_background_requests")},
+	{"background requests to dead / s", nil}, // per second: the run's (libraryValue)
 	{"listeners silently dead", counter("listeners_silently_dead")},
 	{"deaths misclassified", counter("errors_misclassified")},
 	{"silent substitutions", counter("silent_substitutions")},
@@ -173,7 +173,10 @@ func WriteSummary(w io.Writer, e *Export) error {
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t", row.label)
 		for i := range e.Groups {
-			v := row.value(&e.Groups[i])
+			v := libraryValue(e, &e.Groups[i])
+			if row.value != nil {
+				v = row.value(&e.Groups[i])
+			}
 			for _, m := range rowMetrics[row.label] {
 				if why := e.Run.WithheldWhy(e.Groups[i].Name, m); why != "" {
 					v = withheldMark(why)
@@ -187,4 +190,15 @@ func WriteSummary(w io.Writer, e *Export) error {
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// libraryValue is a library row that needs more than the group: the background requests to
+// dead sessions with their rate over the run (run.libraries).
+func libraryValue(e *Export, g *Group) string {
+	n := g.Counters["dead_session_background_requests"]
+	lib, ok := e.Run.Libraries[g.Name]
+	if !ok {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d / %.2f", n, lib.BackgroundPerSecond)
 }

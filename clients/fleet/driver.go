@@ -11,7 +11,8 @@ import (
 
 // driver is how one kind of client holds its sessions and makes the application's calls. There
 // is one per kind, each in files of its own: the wire session (driver_wire.go,
-// driver_wire_stream.go), the official Go SDK's client (driver_gosdk.go), and the stateless
+// driver_wire_stream.go), the client libraries (driver_lib.go, one opener per library:
+// driver_gosdk.go, driver_mcpgo.go, driver_ts.go), and the stateless
 // revision (driver_stateless.go). The fleet picks one when it is made (pickDriver); nothing
 // else switches on the kind.
 type driver interface {
@@ -35,7 +36,7 @@ func pickDriver(ep *wire.Endpoint, cfg GroupConfig) driver {
 	case policy.IsLibrary(cfg.Kind):
 		return libraryDriver(cfg.Kind)
 	case cfg.Policy == nil:
-		return sdkDriver{}
+		return libDriver{open: openGoSDK}
 	}
 	return wireDriver{}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,220 +13,115 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
-// sdkDriver runs a group's clients as real sessions of the official Go SDK's client
-// (github.com/modelcontextprotocol/go-sdk, mcp.NewClient with a StreamableClientTransport):
-// what happens after a drop is whatever that client does (its own reconnects with
-// Last-Event-ID, its own error on a dead session). mcpchaos only plays the application around
-// it: it calls tools, and when a call fails it reports a tool failure, or, when the SDK says
-// the session is missing (mcp.ErrSessionMissing) or has closed the session, connects anew, as
-// an application would. Such a group has no Policy: the SDK decides.
+// The Go SDK's client (github.com/modelcontextprotocol/go-sdk, mcp.NewClient with a
+// StreamableClientTransport) as a client library: what happens after a drop is whatever that
+// client does (its own reconnects with Last-Event-ID, its own error on a dead session).
+// mcpchaos only plays the application around it (libDriver, driver_lib.go): it calls tools,
+// and when a call fails it reports a tool failure, or, when the SDK says the session is
+// missing (mcp.ErrSessionMissing) or has closed the session, connects anew, as an application
+// would. Such a group has no Policy: the SDK decides.
 //
 // Everything is measured from outside, on the HTTP requests the SDK sends (sdkObserver), with
-// the same metrics as the other kinds wherever they can be seen there; notObservable names the
-// ones that cannot.
-type sdkDriver struct{}
+// the same metrics as the other kinds wherever they can be seen there; sdkNotObservable names
+// the ones that cannot. The other libraries share the observer and the application.
 
 // sdkVersion is the Go SDK module version in go.mod, recorded in the export.
 const sdkVersion = "v1.8.0"
 
-// sdkNotObservable are the metrics a gosdk group cannot be measured on: which requests the SDK
-// meant as retries, whether it resynchronised, and it never probes.
+// sdkNotObservable are the metrics a library group cannot be measured on: which requests the
+// library meant as retries, whether it resynchronised, and it never probes.
 var sdkNotObservable = []string{"retries_against_dead", "resyncs", "probe_latency"}
 
-func (sdkDriver) notObservable() []string { return slices.Clone(sdkNotObservable) }
-
-func (sdkDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) { c.runSDK(ctx) }
-
-func (sdkDriver) tick(ctx context.Context, c *Client, k int) { c.tickSDK(ctx, k) }
-
-// sdkClient is a gosdk client's state beside its Client.
+// sdkClient is a library client's state beside its Client.
 type sdkClient struct {
 	ctx    context.Context // the run's: sessions are held under it
 	mu     sync.Mutex
-	cs     *mcp.ClientSession
 	byID   map[string]*held // this client's sessions, by id: a request names one
 	dropAt time.Time        // when the current session's GET stream last ended
-	conn   libConn          // the library session of a libDriver client (driver_lib.go)
+	conn   libConn          // the library session the application holds now
 }
 
-// runSDK connects a Go SDK session, holds it until the application (tickSDK) or the SDK gives
-// up on it, and connects anew, until ctx ends.
-func (c *Client) runSDK(ctx context.Context) {
-	c.mu.Lock()
-	if c.sdk == nil {
-		c.sdk = &sdkClient{ctx: ctx, byID: make(map[string]*held)}
-	}
-	c.mu.Unlock()
+// gosdkConn is one Go SDK client session.
+type gosdkConn struct {
+	cs      *mcp.ClientSession
+	timeout time.Duration
+	done    chan struct{} // closed when the SDK has ended the session (cs.Wait returned)
+}
+
+// openGoSDK connects a Go SDK session through the group's proxy, pinned to the group's
+// protocol (the SDK offers the stateless 2026-07-28 revision first otherwise).
+func openGoSDK(ctx context.Context, c *Client) (libConn, error) {
 	c.f.noteLibrary("github.com/modelcontextprotocol/go-sdk", sdkVersion)
-	hc := &http.Client{Transport: &sdkObserver{base: c.f.ep.HTTP.Transport, c: c}, CheckRedirect: c.f.ep.HTTP.CheckRedirect}
-	client := mcp.NewClient(&mcp.Implementation{Name: c.f.ep.ClientName, Version: "1"}, nil)
-	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
-	for ctx.Err() == nil {
-		cctx, cancel := context.WithTimeout(ctx, c.f.ep.RequestTimeout)
-		opts := c.f.cfg.LibraryOptions
-		cs, err := client.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: c.f.ep.URL, HTTPClient: hc, MaxEventSize: c.f.ep.MaxEvent,
-			MaxRetries: sdkMaxRetries(opts), DisableStandaloneSSE: optTrue(opts, "DisableStandaloneSSE")},
-			// Pinned: the SDK offers the stateless 2026-07-28 revision first otherwise.
-			&mcp.ClientSessionOptions{ProtocolVersion: c.f.ep.Protocol})
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				c.f.failed(err)
-			}
-			sleep.For(ctx, backoff.next())
-			continue
-		}
-		backoff.reset()
-		h := c.adoptSDK(cs)
-		ended := make(chan struct{})
-		go func() {
-			_ = cs.Wait() // returns when the SDK closes the session: a failure it will not retry
-			close(ended)
-		}()
-		select {
-		case <-h.ctx.Done(): // the application gave up on it, or the run ended
-		case <-ended:
-			// The SDK ended the session by itself (its stream could not be resumed, or the
-			// server said the session is gone): the application connects anew.
-			h.lib.surfaced.Store(true)
-			c.abandon(h, c.deadNow(h), true)
-		}
-		if ctx.Err() != nil {
-			// Settle and end it politely; finish must not DELETE it a second time.
-			c.mu.Lock()
-			if c.cur == h {
-				c.cur = nil
-			}
-			c.mu.Unlock()
-			c.settle(h, time.Now())
-		}
-		c.judgeListener(h, time.Now())
-		_ = cs.Close() // the SDK sends the DELETE, unless it knows the session is missing
-		<-ended
-	}
-}
-
-// sdkPrepare registers the session the server named in its answer to the SDK's initialize,
-// before Connect returns: the SDK opens its first GET stream inside Connect, and that stream
-// belongs to the session as much as any later request. Old sessions are marked replaced.
-func (c *Client) sdkPrepare(id string) *held {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if h := c.sdk.byID[id]; h != nil {
-		return h
-	}
-	h := &held{s: c.f.ep.Adopt(id)}
-	h.ctx, h.cancel = context.WithCancel(c.sdk.ctx)
-	if c.cur != nil {
-		c.cur.replaced.Store(true)
-	}
-	for _, old := range c.sdk.byID {
-		old.replaced.Store(true)
-	}
-	if len(c.sdk.byID) >= 4 { // old sessions' stragglers are rare after a few re-connects
-		clear(c.sdk.byID)
-	}
-	c.sdk.byID[id] = h
-	return h
-}
-
-// adoptSDK makes a connected SDK session the client's current one.
-func (c *Client) adoptSDK(cs *mcp.ClientSession) *held {
-	proto := ""
-	if r := cs.InitializeResult(); r != nil {
-		proto = r.ProtocolVersion
-	}
-	h := c.sdkPrepare(cs.ID())
-	h.s.Protocol = proto
-	c.f.rec.Inc(metrics.SessionsStarted)
-	c.f.served(h.s)
-	c.f.noteProtocol(proto)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cur = h
-	c.sdk.cs = cs
-	c.setStateLocked(metrics.StateLive)
-	return h
-}
-
-// tickSDK is one application request: a tool call through the SDK session, no retries of our
-// own (the SDK's behaviour is what is shown).
-func (c *Client) tickSDK(ctx context.Context, _ int) {
-	c.mu.Lock()
-	h := c.cur
-	var cs *mcp.ClientSession
-	if c.sdk != nil {
-		cs = c.sdk.cs
-	}
-	live := c.state == metrics.StateLive
-	c.mu.Unlock()
-	if h == nil || cs == nil || !live {
-		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
-		return
-	}
-	cfg := &c.f.cfg
-	args, err := c.f.arguments(ctx, c, func(ctx context.Context) (json.RawMessage, error) {
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			c.f.failed(err)
-			return nil, err
-		}
-		return json.Marshal(res)
-	})
+	ep := c.f.ep
+	hc := &http.Client{Transport: &sdkObserver{base: ep.HTTP.Transport, c: c}, CheckRedirect: ep.HTTP.CheckRedirect}
+	client := mcp.NewClient(&mcp.Implementation{Name: ep.ClientName, Version: "1"}, nil)
+	opts := c.f.cfg.LibraryOptions
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxEventSize: ep.MaxEvent,
+		MaxRetries: sdkMaxRetries(opts), DisableStandaloneSSE: optTrue(opts, "DisableStandaloneSSE")},
+		&mcp.ClientSessionOptions{ProtocolVersion: ep.Protocol})
 	if err != nil {
-		if ctx.Err() == nil {
-			c.f.argsFailed(err)
-		}
-		return
+		return nil, err
 	}
-	p := &mcp.CallToolParams{Name: c.f.tool(), Arguments: args}
-	if seq := c.calls.Add(1); !cfg.NoProgressTokens {
-		p.SetProgressToken(fmt.Sprintf("mcpchaos-%s-%d-%d", cfg.Name, c.idx, seq))
+	g := &gosdkConn{cs: cs, timeout: ep.RequestTimeout, done: make(chan struct{})}
+	go func() {
+		_ = cs.Wait() // returns when the SDK closes the session: a failure it will not retry
+		close(g.done)
+	}()
+	return g, nil
+}
+
+func (g *gosdkConn) sessionID() string      { return g.cs.ID() }
+func (g *gosdkConn) ended() <-chan struct{} { return g.done }
+
+func (g *gosdkConn) protocol() string {
+	if r := g.cs.InitializeResult(); r != nil {
+		return r.ProtocolVersion
 	}
-	// The application's timeout (the group's request_timeout): the SDK sets none of its own.
-	cctx, cancel := context.WithTimeout(h.ctx, c.f.ep.RequestTimeout)
+	return ""
+}
+
+// close ends the session: the SDK sends the DELETE, unless it knows the session is missing.
+func (g *gosdkConn) close() {
+	_ = g.cs.Close()
+	<-g.done
+}
+
+func (g *gosdkConn) list(ctx context.Context) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	o := libOutcome{sent: time.Now(), timeout: c.f.ep.RequestTimeout}
-	res, err := cs.CallTool(cctx, p)
-	o.took = time.Since(o.sent)
-	if ctx.Err() != nil || h.ctx.Err() != nil && err != nil {
-		return // the run ended, or the session was given up while the call ran
+	res, err := g.cs.ListTools(ctx, nil)
+	if err != nil {
+		return nil, err
 	}
+	return json.Marshal(res)
+}
+
+// call is one tool call through the SDK session, under the application's timeout (the
+// group's request_timeout: the SDK sets none of its own).
+func (g *gosdkConn) call(ctx context.Context, tool string, args any, progress string) libOutcome {
+	p := &mcp.CallToolParams{Name: tool, Arguments: args}
+	if progress != "" {
+		p.SetProgressToken(progress)
+	}
+	cctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	o := libOutcome{sent: time.Now(), timeout: g.timeout}
+	res, err := g.cs.CallTool(cctx, p)
+	o.took = time.Since(o.sent)
 	if err == nil {
 		o.isError = res.IsError
-		c.judgeCall(ctx, h, o)
-		return
+		return o
 	}
 	we := (*jsonrpc.Error)(nil)
 	o.err, o.answered = err, errors.As(err, &we)
 	o.gone = errors.Is(err, mcp.ErrSessionMissing)
 	o.misclassified = !o.gone
-	o.timedOut = cctx.Err() != nil && errors.Is(err, context.DeadlineExceeded)
+	o.timedOut = cctx.Err() != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
 	o.class = sdkClass(err, o)
-	dead := c.judgeCall(ctx, h, o)
-	if !o.gone {
-		c.f.failed(err)
-	}
-	switch {
-	case o.gone:
-		// The SDK recognised the death (a 404 on a request carrying the session id).
-		c.abandon(h, true, true)
-	case errors.Is(err, mcp.ErrConnectionClosed):
-		c.f.rec.Inc(metrics.ToolCallsFailed)
-		c.abandon(h, false, true)
-	default:
-		c.f.rec.Inc(metrics.ToolCallsFailed)
-		if o.answered {
-			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
-		}
-		if dead {
-			c.f.rec.Inc(metrics.MisattributedErrors) // a session death reported as a tool failure
-		}
-	}
+	return o
 }
 
 // sdkClass names a Go SDK error for the export.

@@ -31,16 +31,18 @@ type libConn interface {
 // libOpener connects a new session of client c's library, within ctx.
 type libOpener func(ctx context.Context, c *Client) (libConn, error)
 
-// libDriver runs a group's clients on a client library other than the Go SDK's (whose driver,
-// driver_gosdk.go, came first and keeps its own loop): the application around the library
-// connects, calls tools on the schedule, and connects anew when the library says its session
-// is gone or has ended; it never retries a call. Every HTTP request the library sends goes
-// through sdkObserver (the outside view); every call's outcome is judged by libCall (the
-// inside view).
+// libDriver runs a group's clients on a client library (the Go SDK's, mcp-go's, the
+// TypeScript SDKs'; open connects one session of it). This is the one application loop
+// around every library: it connects, calls tools on the schedule, and connects anew when the
+// library says its session is gone or has ended; it never retries a call. Every HTTP request
+// the library sends goes through sdkObserver (the outside view); every call's outcome is
+// judged by libCall (the inside view).
 type libDriver struct{ open libOpener }
 
 func (libDriver) notObservable() []string { return slices.Clone(sdkNotObservable) }
 
+// hold connects a session, holds it until the application (tick) or the library gives up on
+// it, and connects anew, until ctx ends.
 func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 	c.mu.Lock()
 	if c.sdk == nil {
@@ -64,11 +66,14 @@ func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 		select {
 		case <-h.ctx.Done(): // the application gave up on it, or the run ended
 		case <-conn.ended():
+			// The library ended the session by itself (its stream could not be resumed, or
+			// the server said the session is gone): the application connects anew.
 			h.lib.surfaced.Store(true)
 			c.abandon(h, c.deadNow(h), true)
 		}
 		now := time.Now()
 		if ctx.Err() != nil {
+			// Settle and end it politely; finish must not DELETE it a second time.
 			c.mu.Lock()
 			if c.cur == h {
 				c.cur = nil
@@ -79,6 +84,31 @@ func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 		c.judgeListener(h, now)
 		conn.close()
 	}
+}
+
+// sdkPrepare registers the session the server named in its answer to a library's initialize,
+// before the library's connect returns: the Go SDK opens its first GET stream inside Connect,
+// and that stream belongs to the session as much as any later request. Old sessions are
+// marked replaced.
+func (c *Client) sdkPrepare(id string) *held {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.sdk.byID[id]; h != nil {
+		return h
+	}
+	h := &held{s: c.f.ep.Adopt(id)}
+	h.ctx, h.cancel = context.WithCancel(c.sdk.ctx)
+	if c.cur != nil {
+		c.cur.replaced.Store(true)
+	}
+	for _, old := range c.sdk.byID {
+		old.replaced.Store(true)
+	}
+	if len(c.sdk.byID) >= 4 { // old sessions' stragglers are rare after a few re-connects
+		clear(c.sdk.byID)
+	}
+	c.sdk.byID[id] = h
+	return h
 }
 
 // adoptLib makes a connected library session the client's current one.
@@ -96,6 +126,8 @@ func (c *Client) adoptLib(conn libConn) *held {
 	return h
 }
 
+// tick is one application request: a tool call through the library, no retries of our own
+// (the library's behaviour is what is shown).
 func (libDriver) tick(ctx context.Context, c *Client, _ int) {
 	c.mu.Lock()
 	h := c.cur
@@ -106,6 +138,7 @@ func (libDriver) tick(ctx context.Context, c *Client, _ int) {
 	live := c.state == metrics.StateLive
 	c.mu.Unlock()
 	if h == nil || conn == nil || !live {
+		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
 	args, err := c.f.arguments(ctx, c, func(ctx context.Context) (json.RawMessage, error) {
@@ -125,6 +158,9 @@ func (libDriver) tick(ctx context.Context, c *Client, _ int) {
 	if seq := c.calls.Add(1); !c.f.cfg.NoProgressTokens {
 		progress = fmt.Sprintf("mcpchaos-%s-%d-%d", c.f.cfg.Name, c.idx, seq)
 	}
+	// The call runs under the session's context: an application that gives a session up
+	// (another call's 404, the library's end) cancels the calls still in flight on it. When
+	// the library's own error comes first, libCall judges it.
 	c.libCall(ctx, h, conn.call(h.ctx, c.f.tool(), args, progress))
 }
 
@@ -136,7 +172,7 @@ func libraryDriver(kind string) driver {
 	case policy.ClientTSSDK, policy.ClientTSClient:
 		return libDriver{open: openTS}
 	}
-	return sdkDriver{}
+	return libDriver{open: openGoSDK}
 }
 
 // optInt reads an integer option, or def.

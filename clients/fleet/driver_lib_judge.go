@@ -2,12 +2,15 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"io"
+	"math"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -93,7 +96,7 @@ func (c *Client) judgeCall(ctx context.Context, h *held, o libOutcome) (dead boo
 	cut := time.Unix(0, h.lib.lastCut.Load())
 	if o.timedOut && o.timeout > 0 && o.took >= o.timeout*9/10 && (dead || !cut.Before(o.sent)) {
 		c.f.rec.Inc(metrics.CallsHung)
-		c.f.rec.Add(metrics.HungMS, o.took.Milliseconds())
+		c.f.rec.Add(metrics.HungSeconds, int64(math.Round(o.took.Seconds())))
 	}
 	if o.answered && dead && c.replayedDuring(h, o.sent, end) {
 		c.f.rec.Inc(metrics.ReplayedErrorsDelivered)
@@ -116,8 +119,13 @@ func (c *Client) replayedDuring(h *held, sent, end time.Time) bool {
 // as the libraries' maintainers prescribe); any other failure is a tool failure, misattributed
 // when the session was dead.
 func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
-	if ctx.Err() != nil || (h.ctx.Err() != nil && o.err != nil) {
-		return // the run ended, or the session was given up while the call ran
+	if ctx.Err() != nil || (h.ctx.Err() != nil && o.err != nil && (!h.lib.surfaced.Load() || errors.Is(o.err, context.Canceled))) {
+		// The run ended, or the application gave the session up (and cancelled the call)
+		// while the call ran. A call that failed because the library ended the session is
+		// the application's error, and judged: the Go SDK, its GET answered 404, fails the
+		// calls in flight with a closed connection that errors.Is(err, mcp.ErrSessionMissing)
+		// misses.
+		return
 	}
 	dead := c.judgeCall(ctx, h, o)
 	if o.err == nil {
@@ -126,8 +134,11 @@ func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
 	if !o.gone {
 		c.f.failed(o.err)
 		c.f.rec.Inc(metrics.ToolCallsFailed)
-		if dead {
+		switch {
+		case dead:
 			c.f.rec.Inc(metrics.MisattributedErrors)
+		case o.answered:
+			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
 		}
 		return
 	}
@@ -160,8 +171,7 @@ func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, sta
 			}
 		}
 	case http.MethodPost:
-		// Only where the truth is exact: an estimated death may be the estimate's error.
-		if deadBefore && status/100 == 2 && c.f.deathSource(h.s) == truth.DeathExact {
+		if deadBefore && status/100 == 2 && c.f.substitutionKnown(h.s) {
 			c.f.rec.Inc(metrics.SilentSubstitutions)
 		}
 	}
@@ -179,4 +189,18 @@ func (b *cutWatch) Read(p []byte) (int, error) {
 		b.h.lib.cut()
 	}
 	return n, err
+}
+
+// substitutionKnown says whether a success for s after its death is a dead id served as alive
+// rather than a death misjudged: the death is exact (the reference server), or the server had
+// answered the session as dead before, or it serves ids it never issued (the run's preflight
+// found so: truth.Regime.SilentSubstitution), where a death estimated from the TTL is what the
+// server did behind an answer that cannot show it.
+func (f *Fleet) substitutionKnown(s *wire.Session) bool {
+	switch f.deathSource(s) {
+	case truth.DeathExact, truth.DeathObserved:
+		return true
+	}
+	e, ok := f.truth.(*truth.Estimated)
+	return ok && e.Regime.SilentSubstitution
 }

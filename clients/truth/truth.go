@@ -154,7 +154,8 @@ func (e *Estimated) Touch(id string, at time.Time, post bool) {
 		switch {
 		case x.source == DeathObserved && post:
 			e.servedAfterDeath.Add(1)
-		case x.source == DeathFromTTL && post:
+		case x.source == DeathFromTTL && post && !e.Regime.SilentSubstitution:
+			// On a server that serves any id as alive, a success refutes nothing.
 			e.refuted.Add(1)
 		}
 		return

@@ -91,17 +91,21 @@ faults:
 }
 
 // The matrix of docs/libraries.md against the SDK servers of internal/peers (a minute and a
-// quarter each); run it with
+// third each), in the matrix's own scenario (matrix.yaml): calls of slow_query lasting 5 s,
+// so every client's first call is mid-call when the proxy goes down at 4 s; an outage of
+// 12 s (--session-ttl 8.5s + 3.5 s). The servers' TTL is 7 s: mcp-go's sweeper ends an idle
+// session up to half a TTL late, and every death must fall within the outage, after the
+// TypeScript SDKs' default reconnects. Run it with
 //
 //	MCPCHAOS_MATRIX_DOCS=1 go test ./cmd/mcpchaos -run TestLibraryMatrixAgainstPeers -v -timeout 20m
 func TestLibraryMatrixAgainstPeers(t *testing.T) {
 	if os.Getenv("MCPCHAOS_MATRIX_DOCS") == "" {
 		t.Skip("set MCPCHAOS_MATRIX_DOCS=1 to measure the matrix of docs/libraries.md")
 	}
-	o := peers.Options{SessionTTL: 2 * time.Second, Notify: 250 * time.Millisecond}
-	for _, srv := range []*peers.Server{peers.GoSDK(t, o), peers.MCPGo(t, o), peers.MCPGoRetained(t, o), peers.TS(t, o)} {
-		out, code := matrixCmd(t, "--target", srv.URL, "--session-ttl", "2s", "--progress", "off", "--markdown",
-			"--tool", "slow_query", "--arguments", `{"query":"q","delay_ms":1000}`, "--out", filepath.Join(t.TempDir(), "m.json"))
+	o := peers.Options{SessionTTL: 7 * time.Second, Notify: 250 * time.Millisecond}
+	for _, srv := range []*peers.Server{peers.GoSDK(t, o), peers.MCPGo(t, o), peers.MCPGoRetained(t, o), peers.MCPGoIDs(t, o), peers.TS(t, o)} {
+		out, code := matrixCmd(t, "--target", srv.URL, "--session-ttl", "8.5s", "--progress", "off", "--markdown",
+			"--tool", "slow_query", "--arguments", `{"query":"q","delay_ms":5000}`, "--out", filepath.Join(t.TempDir(), "m.json"))
 		fmt.Printf("\n### %s (exit %d)\n%s\n", srv.Name, code, out)
 	}
 }
