@@ -33,6 +33,35 @@ type Server struct {
 // protocol is the version the server answers initialize with.
 const protocol = "2025-11-25"
 
+// Behaviours that act only on GET: POSTs are served as a healthy server serves them.
+var getOnly = map[string]bool{"get-405": true, "get-409": true, "get-409-body-never-sent": true}
+
+// answerSetup answers what a session is set up with, initialize, notifications and
+// tools/list, as a healthy server does, so that a run or inspect reaches the misbehaviour.
+func answerSetup(w http.ResponseWriter, m rpcMsg) {
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted) // notifications/initialized
+		return
+	}
+	w.Header().Set("Mcp-Session-Id", "s-1")
+	w.Header().Set("Content-Type", "application/json")
+	if m.Method == "tools/list" {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`, m.ID)
+		return
+	}
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}}`, m.ID, protocol)
+}
+
+// answerCall answers ping or tools/call with a result.
+func answerCall(w http.ResponseWriter, m rpcMsg) {
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, m.ID)
+}
+
 // Behaviours that act on every request of a session, initialize included.
 var beforeInit = map[string]bool{
 	"redirect-off-origin": true, "redirect-loop": true, "trickle-headers": true, "huge-header": true,
@@ -75,13 +104,11 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !beforeInit[b] && r.Method == http.MethodPost && m.Method != "" && m.Method != "ping" && m.Method != "tools/call" {
-		if m.ID == nil {
-			w.WriteHeader(http.StatusAccepted) // notifications/initialized
-			return
-		}
-		w.Header().Set("Mcp-Session-Id", "s-1")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"hostile","version":"1"}}}`, m.ID, protocol)
+		answerSetup(w, m)
+		return
+	}
+	if getOnly[b] && r.Method == http.MethodPost { // the misbehaviour is the GET's: calls are served
+		answerCall(w, m)
 		return
 	}
 	sse := func() {
@@ -189,12 +216,18 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Mcp-Session-Id", "abc\tdef")
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q}}`, m.ID, protocol)
-	case "event-ids": // backwards, repeated, then emptied; then the stream ends
+	case "event-ids": // backwards, repeated, then emptied; then the stream ends (a POST's with its response)
 		sse()
 		_, _ = io.WriteString(w, "id: 5\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"c\"}\n\nid\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"d\"}\n\n")
-	case "absurd-retry":
+		if m.ID != nil {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+		}
+	case "absurd-retry": // a POST's reply carries its response after the retry
 		sse()
 		_, _ = io.WriteString(w, "retry: 9223372036854775807\n\n")
+		if m.ID != nil {
+			fmt.Fprintf(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+		}
 	case "get-405":
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	case "get-409":

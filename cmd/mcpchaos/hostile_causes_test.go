@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpchaos/mcpchaos/internal/hostile"
+)
+
+// hostileCauses are the 17 hostile behaviours of issue 20, each a path of the hostile server,
+// with the words that `run` and `inspect` must say of it in their first problem line.
+// docs/reliability.md's table is checked against this one (TestReliabilityTableMatches).
+var hostileCauses = []struct {
+	behaviour, path string
+	run, inspect    string
+}{
+	{"huge SSE event", "giant-event", "sent an SSE event larger than mcpchaos reads", "sent an SSE event larger than mcpchaos reads"},
+	{"endless SSE line", "endless-line", "sent an SSE event larger than mcpchaos reads", "sent an SSE event larger than mcpchaos reads"},
+	{"slowloris headers", "trickle-headers", "slowloris headers: the server began its response", "slowloris headers: the server began its response"},
+	{"no response", "never-answered", "no response: the server took the request and sent no status line", "no response: the server took the request and sent no status line"},
+	{"wrong Content-Type", "html", `content type "text/html"`, `content type "text/html"`},
+	{"garbage (not JSON)", "not-json", "undecodable JSON-RPC message", `not JSON-RPC`},
+	{"invalid JSON-RPC (wrong id)", "wrong-id", "response id 987654 does not match", "a response with id 987654"},
+	{"status storm", "storm-500", "(a status storm)", "(a status storm)"},
+	{"off-site redirect", "redirect-off-origin", "redirect refused: to another origin", "redirect refused: to another origin"},
+	{"gzip bomb", "gzip-bomb", "the server sent a gzip body", "the server sent a gzip body"},
+	{"reset mid-event", "reset-mid-event", "reset the connection in the middle of an SSE event", "reset the connection in the middle of an SSE event"},
+	{"garbage session id", "huge-session-id", "bad session id: 8192 bytes long", "bad session id: 8192 bytes long"},
+	{"chaotic event ids", "event-ids", "gave chaotic SSE event ids", "gave chaotic SSE event ids"},
+	{"huge retry:", "absurd-retry", "asked clients to wait an absurd time before reconnecting", "asked clients to wait an absurd time before reconnecting"},
+	{"405 on GET", "get-405", "refused the GET stream with HTTP 405", "refused the GET stream with HTTP 405"},
+	{"409 on GET", "get-409", "answered the GET stream with HTTP 409", "answered the GET stream with HTTP 409"},
+	{"huge header block", "huge-header", "server response headers exceeded", "server response headers exceeded"},
+}
+
+// garbageModes answer with what is not a reply at all: inspect must draw no hazard about
+// sessions or replays from them.
+var garbageModes = map[string]bool{"html": true, "not-json": true, "wrong-id": true, "gzip-bomb": true, "event-ids": true}
+
+// Against each hostile behaviour, `run` and `inspect` name what the server did in their first
+// problem line (a `problem:` line, or the error that stopped them), and inspect draws no hazard
+// about sessions or replays from garbage.
+func TestHostileCausesNamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs mcpchaos 34 times")
+	}
+	h := hostile.New(t)
+	for _, c := range hostileCauses {
+		t.Run(c.path, func(t *testing.T) {
+			dir := t.TempDir()
+			out := runCmd(t, dir, "run", filepath.Join("testdata", "hostile.yaml"), "--target", h.URL(c.path), "--progress", "off", "--out", filepath.Join(dir, "r.json"))
+			if first := firstProblem(out, "could not start"); !strings.Contains(first, c.run) {
+				t.Errorf("run's first problem line %q does not say %q", first, c.run)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "r.json")); err != nil {
+				t.Errorf("no export: %v", err)
+			}
+			out = runCmd(t, dir, "inspect", h.URL(c.path), "--idle", "500ms", "--timeout", "1s")
+			if first := firstProblem(out, "could not inspect"); !strings.Contains(first, c.inspect) {
+				t.Errorf("inspect's first problem line %q does not say %q", first, c.inspect)
+			}
+			if garbageModes[c.path] {
+				for _, hz := range []string{"replay_lies", "cross_session_replay", "nonstandard_dead_status", "no_keepalive"} {
+					if strings.Contains(out, "  - "+hz+":") {
+						t.Errorf("inspect drew %s from garbage", hz)
+					}
+				}
+			}
+		})
+	}
+}
+
+// firstProblem is the first `problem:` line of out, or else its first line saying stopped
+// (the error that ended the command).
+func firstProblem(out, stopped string) string {
+	lines := strings.Split(out, "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "problem: ") {
+			return l
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, stopped) {
+			return l
+		}
+	}
+	return ""
+}
