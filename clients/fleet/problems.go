@@ -65,13 +65,16 @@ func (g Outcome) problems(faultsCut bool) []string {
 		why = fmt.Sprintf(" (first: %s)", g.Report.ErrorSamples[0])
 	}
 	// What the server did that no fault does, first: it is the cause of what follows. A
-	// stalled or reset connection is the server's only where no fault cut streams.
+	// connection reset inside an event is the server's only where no fault cut streams; a
+	// request without a response mid-run may be a fault's or a busy machine's (the preflight,
+	// straight to the server, names those).
 	sized := false
 	for _, l := range g.Conduct {
-		if !(faultsCut && l.Behaviour.FaultCanMake()) {
-			say("%s", l.Text)
-			sized = sized || l.Behaviour == wire.HugeEvent || l.Behaviour == wire.GzipBody
+		if l.Behaviour == wire.NoResponse || l.Behaviour == wire.SlowHeaders || faultsCut && l.Behaviour.FaultCanMake() {
+			continue
 		}
+		say("%s", l.Text)
+		sized = sized || l.Behaviour == wire.HugeEvent || l.Behaviour == wire.GzipBody
 	}
 	for _, m := range misbehaviours {
 		if n := g.Snapshot.Errors[m.kind]; n > 0 && !(sized && m.kind == metrics.ErrTooLarge) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,4 +88,40 @@ func firstProblem(out, stopped string) string {
 		}
 	}
 	return ""
+}
+
+// The table of hostile behaviours in docs/reliability.md is the one TestHostileCausesNamed
+// checks, row for row.
+func TestReliabilityTableMatches(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "reliability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "| ") && strings.Count(l, " | `") >= 3 && strings.Contains(l, "` | `") {
+			rows = append(rows, l)
+		}
+	}
+	cell := func(s string) string { return "`" + strings.ReplaceAll(s, "|", `\|`) + "`" }
+	want := map[string]bool{}
+	for _, c := range hostileCauses {
+		want[fmt.Sprintf("| %s | `%s` | %s | %s |", c.behaviour, c.path, cell(c.run), cell(c.inspect))] = true
+	}
+	got := map[string]bool{}
+	for _, r := range rows {
+		if strings.Contains(r, "` | `") && strings.Count(r, "|") == 5 {
+			got[r] = true
+		}
+	}
+	for r := range want {
+		if !got[r] {
+			t.Errorf("docs/reliability.md lacks the row\n%s", r)
+		}
+	}
+	for r := range got {
+		if !want[r] {
+			t.Errorf("docs/reliability.md has a row no test checks\n%s", r)
+		}
+	}
 }
