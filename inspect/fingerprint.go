@@ -91,7 +91,7 @@ type Fingerprint struct {
 	// first (wire.Conduct, then the protocol violations): the table's first problem lines.
 	ServerConduct []string `json:"server_conduct,omitempty"`
 	Verdict       Verdict  `json:"verdict"`
-	Notes              []string `json:"notes,omitempty"`
+	Notes         []string `json:"notes,omitempty"`
 }
 
 // DeadStatus is the status a dead session's requests got; KilledBy says how it died ("delete",

@@ -71,14 +71,8 @@ func Inspect(ctx context.Context, o Options) (fp *Fingerprint, err error) {
 	if progress := o.Progress; progress != nil {
 		o.Progress = func(s string) { progress(secrets.String(s)) }
 	}
-	defer func() {
-		var ue *UnreachableError
-		if errors.As(err, &ue) {
-			ue.Err = secrets.Error(ue.Err)
-		}
-		secrets.Value(fp)
-		err = secrets.Error(err)
-	}()
+	defer func() { err = secrets.Out(err, fp) }() // redact's one exit
+
 	in, err := newInspector(o)
 	if err != nil {
 		return nil, &UnreachableError{err}

@@ -104,11 +104,14 @@ func (s *Set) matchAt(text []byte, i int, f *form) (end int, partial bool) {
 				}
 				continue
 			}
-			for _, a := range alts {
+			for k, a := range alts {
 				n, part := a.at(text, p)
 				partial = partial || part
 				if n > 0 && !slices.Contains(next, p+n) && len(next) < cap(next) {
 					next = append(next, p+n)
+				}
+				if k > 0 { // an escape, its own bytes escaped again (nested.go)
+					partial = nestedAt(a, text, p, &next) || partial
 				}
 			}
 		}
@@ -135,6 +138,9 @@ func (s *Set) redact(text []byte, more bool) (out []byte, held int) {
 		}
 		end, partial := -1, false
 		for _, k := range ks {
+			if i+1 < len(text) && !s.forms[k].follows(text[i], text[i+1]) {
+				continue
+			}
 			e, p := s.matchAt(text, i, &s.forms[k])
 			end, partial = max(end, e), partial || p
 		}
