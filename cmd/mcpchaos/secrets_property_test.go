@@ -187,7 +187,11 @@ type echoServer struct {
 	echoed atomic.Int64
 }
 
-func serveEcho(t *testing.T, s *echoServer) string {
+// serveEcho serves s on loopback until the test (or script, script_echo_test.go) ends.
+func serveEcho(t interface {
+	Fatal(...any)
+	Cleanup(func())
+}, s *echoServer) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
