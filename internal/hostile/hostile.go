@@ -34,7 +34,7 @@ type Server struct {
 const protocol = "2025-11-25"
 
 // Behaviours that act only on GET: POSTs are served as a healthy server serves them.
-var getOnly = map[string]bool{"get-405": true, "get-409": true, "get-409-body-never-sent": true}
+var getOnly = map[string]bool{"get-405": true, "get-409": true, "get-409-body-never-sent": true, "event-64mib": true, "gzip-stream": true}
 
 // answerSetup answers what a session is set up with, initialize, notifications and
 // tools/list, as a healthy server does, so that a run or inspect reaches the misbehaviour.
@@ -227,6 +227,28 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "retry: 9223372036854775807\n\n")
 		if m.ID != nil {
 			fmt.Fprintf(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+		}
+	case "event-64mib": // the GET stream: events of 64 MiB each, as fast as the client takes them
+		sse()
+		line := bytes.Repeat([]byte("x"), 1<<20)
+		for n := 0; n < 16 && ctx.Err() == nil; n++ { // at most 1 GiB a stream
+			_, _ = io.WriteString(w, "data: ")
+			for range 64 {
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+			}
+			if _, err := io.WriteString(w, "\n\n"); err != nil {
+				return
+			}
+		}
+	case "gzip-stream": // the GET stream: a gzip bomb sent as an event stream, again and again
+		w.Header().Set("Content-Encoding", "gzip")
+		sse()
+		for n := 0; n < 64 && ctx.Err() == nil; n++ { // at most 64 GiB inflated, about 64 MB sent
+			if _, err := w.Write(gzipBomb()); err != nil {
+				return
+			}
 		}
 	case "get-405":
 		w.WriteHeader(http.StatusMethodNotAllowed)
