@@ -125,3 +125,35 @@ func TestReliabilityTableMatches(t *testing.T) {
 		}
 	}
 }
+
+// A group that makes no call though calls were due is a `problem:` and a non-zero exit, never
+// a quiet 0 / 0: the server gives the run's preflight a session, then refuses every client's
+// initialize (one-session); or its sessions live but every turn finds the client waiting to
+// reconnect, as an absurd retry: told it to (absurd-retry).
+func TestNoCallMadeIsAProblem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two runs of 1.5 s")
+	}
+	h := hostile.New(t)
+	for _, c := range []struct{ path, says string }{
+		{"one-session", "no session was ever established"},
+		{"absurd-retry", "no tool call was made, though"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			dir := t.TempDir()
+			var stdout, stderr lockedBuffer
+			root := newRoot()
+			root.SetArgs([]string{"run", filepath.Join("testdata", "hostile.yaml"), "--target", h.URL(c.path), "--progress", "off", "--out", filepath.Join(dir, "r.json")})
+			root.SetOut(&stdout)
+			root.SetErr(&stderr)
+			err := root.ExecuteContext(t.Context())
+			t.Logf("%s%s", stdout.String(), stderr.String())
+			if code := exitCode(err); code == 0 {
+				t.Errorf("exit status 0 for a run that made no call")
+			}
+			if !strings.Contains(stdout.String(), "problem: ") || !strings.Contains(stdout.String(), c.says) {
+				t.Errorf("no problem line says %q", c.says)
+			}
+		})
+	}
+}

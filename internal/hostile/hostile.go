@@ -28,6 +28,7 @@ type Server struct {
 	srv       *httptest.Server
 	elsewhere *httptest.Server
 	OffOrigin atomic.Int64 // requests a redirect off the origin would have sent elsewhere
+	sessions  atomic.Int64 // sessions begun on /one-session
 }
 
 // protocol is the version the server answers initialize with.
@@ -101,6 +102,10 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&m)
 	}
 	if r.Method == http.MethodDelete {
+		return
+	}
+	if b == "one-session" && m.Method == "initialize" && h.sessions.Add(1) > 1 {
+		http.Error(w, "no more sessions", http.StatusForbidden) // every session after the first
 		return
 	}
 	if !beforeInit[b] && r.Method == http.MethodPost && m.Method != "" && m.Method != "ping" && m.Method != "tools/call" {
@@ -250,6 +255,8 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	case "one-session": // one session (a run's preflight), then every initialize refused; calls served
+		answerCall(w, m)
 	case "get-405":
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	case "get-409":
