@@ -50,10 +50,8 @@ func TestSecretsNeverLeave(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, "r.json")); err == nil {
 					outputs += runCmd(t, dir, "report", filepath.Join(dir, "r.json"), "-o", filepath.Join(dir, "r.html"))
 				}
-				if mode == "php-error" || mode == "redirect-loop" || mode == "session-id" {
-					outputs += runCmd(t, dir, "inspect", "http://"+addr+"/mcp", "--header", "Authorization: Bearer ${MCP_TOKEN}",
-						"--idle", "200ms", "--timeout", "2s", "--json", filepath.Join(dir, "i.json"))
-				}
+				outputs += runCmd(t, dir, "inspect", "http://"+addr+"/mcp", "--header", "Authorization: Bearer ${MCP_TOKEN}",
+					"--idle", "200ms", "--timeout", "2s", "--json", filepath.Join(dir, "i.json"))
 				if srv.echoed.Load() == 0 {
 					t.Fatalf("the server never echoed the token (mode %s)", mode)
 				}
