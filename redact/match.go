@@ -86,7 +86,7 @@ func (a alt) at(text []byte, i int) (n int, partial bool) {
 }
 
 // escapeStart are the bytes an encoding other than the literal starts with.
-var escapeStart = [256]bool{'%': true, '\\': true, '&': true, '+': true}
+var escapeStart = [256]bool{'%': true, '\\': true, '&': true, '+': true, 0xEF: true} // 0xEF: U+FFFD, what JSON makes of a byte that is not UTF-8
 
 // matchAt matches form f at text[i:], each character in any of its encodings: the end of the
 // longest match (or -1), and whether more text could make a match there.

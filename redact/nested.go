@@ -128,18 +128,22 @@ func (f *form) seconds(alts []alt, all map[rune][]alt) {
 			}
 		}
 	}
-	// After the literal first character: its own second byte, or (one byte) the first byte of
-	// any encoding of the second character.
+	// After a first byte that is no escape (the literal character, or the bytes JSON makes
+	// of one that is not UTF-8): the encoding's own second byte, or (one byte) the first byte
+	// of any encoding of the second character.
 	lit := func(c byte) { f.lit[c/64] |= 1 << (c % 64) }
-	switch l := alts[0].s; {
-	case len(l) > 1:
-		lit(l[1])
-	case len(f.units) > 1:
-		for _, a := range all[f.units[1]] {
-			lit(a.s[0])
+	for _, a := range alts {
+		switch {
+		case escapeIndex(a.s[0]) >= 0:
+		case len(a.s) > 1:
+			lit(a.s[1])
+		case len(f.units) > 1:
+			for _, b := range all[f.units[1]] {
+				lit(b.s[0])
+			}
+		default:
+			f.lit = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 		}
-	default:
-		f.lit = [4]uint64{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	}
 }
 

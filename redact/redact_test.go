@@ -200,3 +200,15 @@ func (e *causeError) Unwrap() error { return e.Err }
 type listError struct{ Problems []string }
 
 func (e *listError) Error() string { return strings.Join(e.Problems, "; ") }
+
+// A secret that starts with a byte that is not UTF-8 is also matched as encoding/json wrote it
+// (U+FFFD, as its bytes), past the two-byte start lookup.
+func TestInvalidUTF8Start(t *testing.T) {
+	secret := "\xffsecret-tail-12345"
+	s := New(secret)
+	for _, text := range []string{"a " + secret + " b", "a \uFFFDsecret-tail-12345 b", `a \ufffdsecret-tail-12345 b`} {
+		if got := s.String(text); got != "a "+Mark+" b" {
+			t.Errorf("%q became %q", text, got)
+		}
+	}
+}
