@@ -153,9 +153,12 @@ type headerTransport struct {
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	for k, vs := range h.header {
-		r.Header[k] = append([]string(nil), vs...)
+	r := req
+	if len(h.header) > 0 {
+		r = req.Clone(req.Context())
+		for k, vs := range h.header {
+			r.Header[k] = append([]string(nil), vs...)
+		}
 	}
 	resp, err := h.conduct.observe(h.base, r)
 	if err == nil {
