@@ -55,15 +55,24 @@ type Conduct struct {
 	first     [behaviours]string
 }
 
-func (c *Conduct) note(b Behaviour, format string, args ...any) {
+func (c *Conduct) note(b Behaviour, format string, args ...any) (first bool) {
 	if c == nil {
-		return
+		return false
 	}
 	if c.n[b].Add(1) == 1 {
 		c.mu.Lock()
 		c.first[b] = fmt.Sprintf(format, args...)
 		c.mu.Unlock()
+		return true
 	}
+	return false
+}
+
+// reword replaces the words of b's first instance (learnt more of it since).
+func (c *Conduct) reword(b Behaviour, text string) {
+	c.mu.Lock()
+	c.first[b] = text
+	c.mu.Unlock()
 }
 
 // Count is how often b was seen.
@@ -250,8 +259,14 @@ func (c *Conduct) checkID(what, last, id string, seen *[]string) {
 
 // sizeRest reads on past an event over its cap, discarding, to say how large it was: up to
 // the event's end, or to the first of budget bytes and the deadline. It returns the bytes read
-// and whether the event's end was found. It holds no more than one buffer.
+// and whether the event's end was found. It holds no more than one buffer. A body that can be
+// closed is closed at the deadline, so that a server that sends nothing more cannot hold the
+// read: after an event over its cap a stream is over anyway (its parser lost its place).
 func sizeRest(body io.Reader, budget int64, deadline time.Duration) (int64, bool) {
+	if c, ok := body.(io.Closer); ok {
+		t := time.AfterFunc(deadline, func() { c.Close() })
+		defer t.Stop()
+	}
 	buf := make([]byte, 32<<10)
 	var n int64
 	prevNL := false
@@ -275,17 +290,41 @@ func sizeRest(body io.Reader, budget int64, deadline time.Duration) (int64, bool
 	return n, false
 }
 
-// hugeEvent names an event over maxEvent bytes by its size, read on (bounded) from body: "an
-// SSE event of 64.0 MiB" when its end came, "of at least …" where the reading stopped.
-func (c *Conduct) hugeEvent(err error, body io.Reader, maxEvent int, what string) error {
+// hugeEvent names an event over maxEvent bytes by its size, read on (bounded, and within ctx's
+// deadline) from body: "an SSE event of 64.0 MiB" when its end came, "of at least …" where the
+// reading stopped.
+func (c *Conduct) hugeEvent(ctx context.Context, err error, body io.Reader, maxEvent int, what string) error {
 	var te *TooLargeError
 	if !errors.As(err, &te) || body == nil {
 		return err
 	}
-	rest, ended := sizeRest(body, sizeBudget, sizeTime)
+	wait := sizeTime // and no longer than the request may take
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, max(time.Until(dl), 0))
+	}
+	rest, ended := sizeRest(body, sizeBudget, wait)
 	size := int64(maxEvent) + rest
 	te.Size, te.Ended = size, ended
 	c.note(HugeEvent, "%s: %s", what, te.sizeText())
+	return err
+}
+
+// hugeEventLater is hugeEvent for a reader that must not wait (inspect's watch reports an
+// event over its cap at once): the event is noted now, "at least" the cap, and its size is
+// read on in a goroutine of its own, bounded as sizeRest is (and by the owner closing body),
+// which rewords the note if it was the first.
+func (c *Conduct) hugeEventLater(err error, body io.Reader, maxEvent int, what string) error {
+	var te *TooLargeError
+	if !errors.As(err, &te) || body == nil {
+		return err
+	}
+	first := c.note(HugeEvent, "%s: %s", what, (&TooLargeError{Size: int64(maxEvent)}).sizeText())
+	if first {
+		go func() {
+			rest, ended := sizeRest(body, sizeBudget, sizeTime)
+			c.reword(HugeEvent, what+": "+(&TooLargeError{Size: int64(maxEvent) + rest, Ended: ended}).sizeText())
+		}()
+	}
 	return err
 }
 
@@ -319,7 +358,7 @@ func (c *Conduct) Events(body io.Reader, maxEvent int, what string) iter.Seq2[Ev
 	return func(yield func(Event, error) bool) {
 		for ev, err := range seq {
 			if err != nil {
-				err = c.classifyRead(err, body, maxEvent, what)
+				err = c.classifyReadLater(err, body, maxEvent, what)
 			}
 			if !yield(ev, err) {
 				return

@@ -84,8 +84,17 @@ func ClassifyRead(err error, maxEvent int) error {
 
 // classifyRead is ClassifyRead that also notes, on c, an event over its cap (with its size,
 // read on from body, bounded) and a connection broken inside an event.
-func (c *Conduct) classifyRead(err error, body io.Reader, maxEvent int, what string) error {
-	err = c.hugeEvent(ClassifyRead(err, maxEvent), body, maxEvent, what)
+func (c *Conduct) classifyRead(ctx context.Context, err error, body io.Reader, maxEvent int, what string) error {
+	return c.midEvent(c.hugeEvent(ctx, ClassifyRead(err, maxEvent), body, maxEvent, what), what)
+}
+
+// classifyReadLater is classifyRead that does not wait to learn an event's size (inspect's).
+func (c *Conduct) classifyReadLater(err error, body io.Reader, maxEvent int, what string) error {
+	return c.midEvent(c.hugeEventLater(ClassifyRead(err, maxEvent), body, maxEvent, what), what)
+}
+
+// midEvent notes a connection that broke inside an event.
+func (c *Conduct) midEvent(err error, what string) error {
 	var me *MidEventError
 	if errors.As(err, &me) && Kind(err) == metrics.ErrReset {
 		c.note(ResetMidEvent, "%s: %v", what, me.Err)

@@ -100,5 +100,5 @@ func (st *Stream) Close() {
 // Classify names the error of a read of st as ClassifyRead does, saying of an event over its
 // cap that it came compressed, if it did.
 func (st *Stream) Classify(err error, maxEvent int) error {
-	return encodingNamed(st.conduct.classifyRead(err, st.body, maxEvent, "GET stream"+st.encoding), st.encoding)
+	return encodingNamed(st.conduct.classifyRead(context.Background(), err, st.body, maxEvent, "GET stream"+st.encoding), st.encoding)
 }

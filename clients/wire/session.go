@@ -270,7 +270,7 @@ func (s *Session) readReply(ctx context.Context, rep *Reply, body io.Reader, id 
 	c := s.ep.Conduct()
 	for ev, err := range c.watched(readEvents(body, s.ep.MaxEvent, retry), retry, "SSE reply") {
 		if err != nil {
-			return false, c.classifyRead(err, body, s.ep.MaxEvent, "SSE reply")
+			return false, c.classifyRead(ctx, err, body, s.ep.MaxEvent, "SSE reply")
 		}
 		*cursor = ev.Cursor
 		s.NoteCursor(ev.Cursor)
