@@ -150,8 +150,8 @@ func (ep *Endpoint) Conduct() *Conduct { return ConductOf(ep.HTTP) }
 // observe sends req through rt, noting what the server did with it: no response or headers
 // begun and never ended before the request's context ran out; the status; a Content-Encoding.
 func (c *Conduct) observe(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
-	var began atomic.Bool
-	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { began.Store(true) }}
+	var began atomic.Int64 // when the first byte of the response came (UnixNano), 0: not yet
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { began.Store(time.Now().UnixNano()) }}
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	start := time.Now()
 	resp, err := rt.RoundTrip(req)
@@ -159,8 +159,11 @@ func (c *Conduct) observe(rt http.RoundTripper, req *http.Request) (*http.Respon
 		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(req.Context().Err(), context.DeadlineExceeded) {
 			return nil, err
 		}
-		waited := time.Since(start).Round(time.Millisecond)
-		if began.Load() {
+		now := time.Now()
+		waited := now.Sub(start).Round(time.Millisecond)
+		// Headers that trickle began long before the deadline; a first byte just before it is
+		// a late response (or a starved client), not a slowloris server.
+		if b := began.Load(); b != 0 && now.Sub(time.Unix(0, b)) > now.Sub(start)/2 {
 			c.note(SlowHeaders, "%s: headers begun, not ended after %v", req.Method, waited)
 			return nil, &NoResponseError{Began: true, After: waited, Err: err}
 		}
