@@ -67,10 +67,12 @@ func (g Outcome) problems(faultsCut bool) []string {
 	// What the server did that no fault does, first: it is the cause of what follows. A
 	// connection reset inside an event is the server's only where no fault cut streams; a
 	// request without a response mid-run may be a fault's or a busy machine's (the preflight,
-	// straight to the server, names those).
+	// straight to the server, names those). A server may offer no GET stream (405): that
+	// stops a run only when its faults cut streams, to measure drops and replays (else a note).
 	sized := false
 	for _, l := range g.Conduct {
-		if l.Behaviour == wire.NoResponse || l.Behaviour == wire.SlowHeaders || faultsCut && l.Behaviour.FaultCanMake() {
+		if l.Behaviour == wire.NoResponse || l.Behaviour == wire.SlowHeaders || faultsCut && l.Behaviour.FaultCanMake() ||
+			l.Behaviour == wire.GetRefused && !faultsCut {
 			continue
 		}
 		say("%s", l.Text)
@@ -134,6 +136,11 @@ func Notes(fleets []*Fleet) []string {
 		}
 		for _, e := range r.ErrorSamples {
 			out = append(out, fmt.Sprintf("group %s: error: %s", f.cfg.Name, e))
+		}
+		for _, l := range f.ep.Conduct().Lines() {
+			if l.Behaviour == wire.GetRefused {
+				out = append(out, fmt.Sprintf("group %s: %s", f.cfg.Name, l.Text))
+			}
 		}
 	}
 	return out

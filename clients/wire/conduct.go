@@ -97,8 +97,9 @@ func (b Behaviour) FaultCanMake() bool {
 }
 
 // Lines say what the server did, one line a behaviour, the cause first. A status storm is
-// named only when a quarter of the responses or more were one (three at least), and 405 or 409 on GET only when most GETs got it:
-// an occasional 5xx, or a 409 while an old stream lingers after a drop, is no conduct to name.
+// named only when a quarter of the responses or more were one (three at least), and 405 or
+// 409 on GET only when most GETs got it: an occasional 5xx, or a 409 while an old stream
+// lingers after a drop, is no conduct to name.
 func (c *Conduct) Lines() []Line {
 	if c == nil {
 		return nil

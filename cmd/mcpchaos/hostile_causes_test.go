@@ -51,7 +51,11 @@ func TestHostileCausesNamed(t *testing.T) {
 	for _, c := range hostileCauses {
 		t.Run(c.path, func(t *testing.T) {
 			dir := t.TempDir()
-			out := runCmd(t, dir, "run", filepath.Join("testdata", "hostile.yaml"), "--target", h.URL(c.path), "--progress", "off", "--out", filepath.Join(dir, "r.json"))
+			workload := "hostile.yaml"
+			if c.path == "get-405" { // no GET stream is a problem only for a run whose faults cut streams
+				workload = "hostile-cut.yaml"
+			}
+			out := runCmd(t, dir, "run", filepath.Join("testdata", workload), "--target", h.URL(c.path), "--progress", "off", "--out", filepath.Join(dir, "r.json"))
 			if first := firstProblem(out, "could not start"); !strings.Contains(first, c.run) {
 				t.Errorf("run's first problem line %q does not say %q", first, c.run)
 			}
