@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/internal/hostile"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // hostileCauses are the 17 hostile behaviours of issue 20, each a path of the hostile server,
@@ -22,8 +23,8 @@ var hostileCauses = []struct {
 	{"slowloris headers", "trickle-headers", "slowloris headers: the server began its response", "slowloris headers: the server began its response"},
 	{"no response", "never-answered", "no response: the server took the request and sent no status line", "no response: the server took the request and sent no status line"},
 	{"wrong Content-Type", "html", `content type "text/html"`, `content type "text/html"`},
-	{"garbage (not JSON)", "not-json", "undecodable JSON-RPC message", `not JSON-RPC`},
-	{"invalid JSON-RPC (wrong id)", "wrong-id", "response id 987654 does not match", "a response with id 987654"},
+	{"garbage (not JSON)", "not-json", "the server broke the protocol", "this is not JSON"},
+	{"invalid JSON-RPC (wrong id)", "wrong-id", "the server broke the protocol", "987654"},
 	{"status storm", "storm-500", "(a status storm)", "(a status storm)"},
 	{"off-site redirect", "redirect-off-origin", "redirect refused: to another origin", "redirect refused: to another origin"},
 	{"gzip bomb", "gzip-bomb", "the server sent a gzip body", "the server sent a gzip body"},
@@ -56,13 +57,19 @@ func TestHostileCausesNamed(t *testing.T) {
 				workload = "hostile-cut.yaml"
 			}
 			out := runCmd(t, dir, "run", filepath.Join("testdata", workload), "--target", h.URL(c.path), "--progress", "off", "--out", filepath.Join(dir, "r.json"))
-			if first := firstProblem(out, "could not start"); !strings.Contains(first, c.run) {
+			exp, err := results.ReadFile(filepath.Join(dir, "r.json"))
+			if err != nil {
+				t.Fatalf("no export: %v", err)
+			}
+			first := firstProblem(out, "could not start")
+			switch starved := starvedRun(exp); {
+			case strings.Contains(first, c.run):
+			case starved != "" && strings.Contains(out, c.run): // timeouts may come first on a starved runner
+				t.Logf("the run was starved (%s): the cause is named, not first: %q", starved, first)
+			default:
 				t.Errorf("run's first problem line %q does not say %q", first, c.run)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "r.json")); err != nil {
-				t.Errorf("no export: %v", err)
-			}
-			out = runCmd(t, dir, "inspect", h.URL(c.path), "--idle", "500ms", "--timeout", "1s")
+			out = runCmd(t, dir, "inspect", h.URL(c.path), "--idle", "1s", "--timeout", "3s")
 			if first := firstProblem(out, "could not inspect"); !strings.Contains(first, c.inspect) {
 				t.Errorf("inspect's first problem line %q does not say %q", first, c.inspect)
 			}
@@ -75,6 +82,14 @@ func TestHostileCausesNamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// starvedRun says why the run's own generator found it starved, "" when it was not.
+func starvedRun(exp *results.Export) string {
+	if exp.Generator == nil {
+		return ""
+	}
+	return exp.Generator.Why()
 }
 
 // firstProblem is the first `problem:` line of out, or else its first line saying stopped
@@ -132,16 +147,14 @@ func TestReliabilityTableMatches(t *testing.T) {
 
 // A group that makes no call though calls were due is a `problem:` and a non-zero exit, never
 // a quiet 0 / 0: the server gives the run's preflight a session, then refuses every client's
-// initialize (one-session); or its sessions live but every turn finds the client waiting to
-// reconnect, as an absurd retry: told it to (absurd-retry).
+// initialize.
 func TestNoCallMadeIsAProblem(t *testing.T) {
 	if testing.Short() {
-		t.Skip("two runs of 1.5 s")
+		t.Skip("a run of 1.5 s")
 	}
 	h := hostile.New(t)
 	for _, c := range []struct{ path, says string }{
 		{"one-session", "no session was ever established"},
-		{"absurd-retry", "no tool call was made, though"},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			dir := t.TempDir()
