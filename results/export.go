@@ -82,6 +82,10 @@ type Run struct {
 	// 2025-11-25: sessions, GET streams, resumption) or "stateless" (2026-07-28: none of
 	// them, so the session counters do not apply; see Notes) (v2).
 	Generation string `json:"generation,omitempty"`
+	// OtherGeneration is the generation the target also speaks and this run did not measure
+	// ("stateless" or "session"), when server/discover named both; a workload's groups choose
+	// with protocol: (2026-07-28 for the stateless revision, else the session family) (v2).
+	OtherGeneration string `json:"other_generation,omitempty"`
 	// NotObservable lists, per group, the metrics its clients could not be measured on (a
 	// gosdk group's internals are the SDK's): their zeros mean "not seen", not "none" (v2).
 	NotObservable map[string][]string `json:"not_observable,omitempty"`

@@ -188,6 +188,8 @@ func mergeRun(parts []Part) Run {
 		End:            f.End,
 		PlannedSeconds: f.PlannedSeconds,
 		Generation:     f.Generation,
+		// The shards ran one workload against one target: they measured the same generation.
+		OtherGeneration: f.OtherGeneration,
 	}
 	seenNote := map[string]bool{}
 	var aborted, errs, labelsDiffer, protocols []string

@@ -59,7 +59,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		}
 		r := run
 		r.Shard = &Shard{Index: s, Count: n}
-		r.Generation = "session"
+		r.Generation, r.OtherGeneration = "session", "stateless"
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Libraries = map[string]Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
