@@ -55,6 +55,10 @@ type Export struct {
 	// Generator is how the load generator itself fared: its lag, CPU and whether it was
 	// starved (package generator; v2, absent in exports of earlier versions).
 	Generator *generator.Report `json:"generator,omitempty"`
+	// SteadyState is the workload's steady-state probes and their runs; Rollbacks are its
+	// rollbacks as they ran at the end (steady.go; v2, optional).
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	Rollbacks   []ActionAt   `json:"rollbacks,omitempty"`
 }
 
 // Run is the run's metadata.

@@ -100,6 +100,7 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
+	e.SteadyState, e.Rollbacks = mergeSteady(parts, e.Run.Start) // steady_merge.go
 	var gens []*generator.Report
 	for _, p := range parts {
 		gens = append(gens, p.Export.Generator)

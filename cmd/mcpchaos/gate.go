@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // gateError is a release gate that failed: a threshold (run, merge) or a regression (compare).
@@ -30,23 +29,16 @@ func thresholdsGate(rs []results.ThresholdResult) error {
 	return &gateError{fmt.Sprintf("%d of %d thresholds failed: %s", len(failed), len(rs), strings.Join(failed, "; "))}
 }
 
-// flagThresholds parses the thresholds given with a flag (--threshold, --threshold-abort),
-// each checked against the workload's groups.
-func flagThresholds(w *workloads.Workload, exprs []string, flag string) ([]gate.Threshold, error) {
-	groups := map[string]bool{"overall": true}
-	var names []string
-	for _, g := range w.Groups {
-		groups[g.Name] = true
-		names = append(names, g.Name)
-	}
+// flagThresholds parses the thresholds given with a flag (--threshold, --threshold-abort).
+// What they may be about (the workload's groups, a metric that only grows for an abort) is
+// checked once, by engine.NewPlan, whose error names the threshold's field; planError turns
+// it back into the flag.
+func flagThresholds(exprs []string, flag string) ([]gate.Threshold, error) {
 	var ths []gate.Threshold
 	for _, expr := range exprs {
 		th, err := gate.ParseThreshold(expr)
 		if err != nil {
 			return nil, usagef("%s: %v", flag, err)
-		}
-		if !groups[th.Scope] {
-			return nil, usagef("%s %q: workload %s has no group %q; use one of %s, or overall", flag, expr, w.Name, th.Scope, strings.Join(names, ", "))
 		}
 		ths = append(ths, th)
 	}
@@ -68,5 +60,24 @@ func printThresholds(w io.Writer, rs []results.ThresholdResult, note string) err
 	return nil
 }
 
-// verdictError is the gate error of an export's thresholds, or nil if all passed.
-func verdictError(e *results.Export) error { return thresholdsGate(e.Thresholds) }
+// verdictError is the gate error of an export's thresholds and steady-state probes, or nil if
+// all passed.
+func verdictError(e *results.Export) error { return gateOf(e, true) }
+
+// gateOf is the gate error of an export: its failed thresholds (when judged here) and its
+// failed steady-state probes; nil when none failed.
+func gateOf(e *results.Export, thresholds bool) error {
+	var gates []string
+	if thresholds {
+		if g := thresholdsGate(e.Thresholds); g != nil {
+			gates = append(gates, g.Error())
+		}
+	}
+	if ps := e.FailedProbes(); len(ps) > 0 {
+		gates = append(gates, fmt.Sprintf("not steady: %d steady-state probe%s failed: %s", len(ps), map[bool]string{true: "", false: "s"}[len(ps) == 1], strings.Join(ps, "; ")))
+	}
+	if len(gates) > 0 {
+		return &gateError{strings.Join(gates, "; ")}
+	}
+	return nil
+}
