@@ -110,6 +110,8 @@ func TestRunURLTargetTLS(t *testing.T) {
 	cert := writeCA(t, dir)
 	const secret = "s3cret-token"
 	t.Setenv("MCPCHAOS_TEST_TOKEN", secret)
+	// Calls for 2 s before and 3 s after: on a machine at load 20 to 40 the Go SDK group's
+	// first calls waited past their 2 s timeout and none was answered in a 1.5 s phase.
 	// A TTL of 1.5 s, not 400 ms: on a loaded machine a new session sat idle for longer than
 	// 400 ms between its initialize and its first call, died, and no call ever succeeded. The
 	// quiet phase outlasts it by 1.5 s: with 0.5 s, a session whose last call of the active
@@ -140,9 +142,9 @@ target:
   ca_file: ca.pem
   http_version: "%s"
 phases:
-  - {name: active, duration: 1s, calls: true}
+  - {name: active, duration: 2s, calls: true}
   - {name: quiet, duration: ttl+1500ms, calls: false}
-  - {name: after, duration: 1500ms, calls: true}
+  - {name: after, duration: 3s, calls: true}
 groups:
   - {name: naive, clients: 3, policy: naive, call_every: 100ms, retry_backoff: 10ms, request_timeout: 2s}
   - {name: probe, clients: 3, policy: probe, call_every: 100ms, retry_backoff: 10ms, request_timeout: 2s}

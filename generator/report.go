@@ -63,6 +63,7 @@ type Report struct {
 	TimerLag     Dist     `json:"timer_lag"`                // how late a 5 ms sleep woke
 	SchedLatency Dist     `json:"sched_latency"`            // Go scheduler: runnable → running
 	TurnLag      Dist     `json:"turn_lag"`                 // request loops: a turn's intended start → its send (every group)
+	DispatchLag  Dist     `json:"dispatch_lag"`             // inside each answered tool call: send → written, reply's first byte → read (every group)
 	GCPauses     GCPauses `json:"gc_pauses"`
 	Windows      int      `json:"windows"` // windows judged
 	// Starved is true when more than Bound.RunShare of the windows were starved; StarvedS is how
@@ -162,6 +163,7 @@ func Combine(rs []*Report) *Report {
 			out.CPUWaitShare = &v
 		}
 		out.TimerLag, out.SchedLatency, out.TurnLag = worst(out.TimerLag, r.TimerLag), worst(out.SchedLatency, r.SchedLatency), worst(out.TurnLag, r.TurnLag)
+		out.DispatchLag = worst(out.DispatchLag, r.DispatchLag)
 		out.GCPauses = GCPauses{Count: out.GCPauses.Count + r.GCPauses.Count, TotalUS: out.GCPauses.TotalUS + r.GCPauses.TotalUS, MaxUS: max(out.GCPauses.MaxUS, r.GCPauses.MaxUS)}
 		out.Windows += r.Windows
 		out.Starved = out.Starved || r.Starved

@@ -7,8 +7,9 @@
 // figures it took then are read as the runner's, not the server's (docs/metrics.md,
 // "Generator"; docs/gate.md).
 //
-// The request loops' own lag (a turn's intended start to its send) is recorded by the fleets
-// in each group's turn_lag histogram (package metrics); this package summarises it.
+// The request loops' own lag (a turn's intended start to its send) and the dispatch lag inside
+// each answered tool call (clients/wire) are recorded by the fleets in each group's turn_lag
+// and dispatch_lag histograms (package metrics); this package summarises them.
 //
 // It reads the process's own runtime and /proc/self; it never touches sessions, servers or
 // files, prints nothing and judges nothing but its own process.

@@ -141,7 +141,14 @@ func TestFingerprints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			u := tt.server(t)
-			fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, TTL: ttl, Idle: 500 * time.Millisecond, Timeout: 2 * time.Second})
+			// A server that sends keepalives every 100 ms is watched until two came (5 s at
+			// most): on a loaded machine none may reach the reader within 500 ms. One that
+			// sends none is watched 500 ms: a stall cannot make one appear.
+			idle := 500 * time.Millisecond
+			if tt.want.Keepalive {
+				idle = 5 * time.Second
+			}
+			fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, TTL: ttl, Idle: idle, Timeout: 2 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}

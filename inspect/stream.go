@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +19,8 @@ type rawStream struct {
 	garbage string
 	resp    *http.Response
 	cancel  context.CancelFunc
-	ended   atomic.Bool // the body ended (held streams)
+	ended   atomic.Bool    // the body ended (held streams)
+	held    sync.WaitGroup // the hold goroutine: close waits for it, so nothing it writes outlives the stream
 	// answer, when set, answers the server requests that come on the stream (a fresh stream's;
 	// a replay's are history, sent before).
 	answer func(data []byte)
@@ -68,12 +70,13 @@ func (rs *rawStream) close() {
 	}
 	rs.cancel()
 	rs.resp.Body.Close()
+	rs.held.Wait() // an answer to a server request in flight finishes before Inspect returns
 }
 
 // hold reads the stream in the background until it ends (answering server requests), so that
 // the server can write to it and open can tell whether it still stands.
 func (rs *rawStream) hold() {
-	go func() {
+	rs.held.Go(func() {
 		defer rs.ended.Store(true)
 		for ev, err := range rs.conduct.Events(rs.resp.Body, maxEvent, "GET stream") {
 			if err != nil {
@@ -83,7 +86,7 @@ func (rs *rawStream) hold() {
 				rs.answer([]byte(ev.Data))
 			}
 		}
-	}()
+	})
 }
 
 // open reports whether a held stream still stands.

@@ -148,10 +148,14 @@ const (
 	// CallFailureLatency times a tool call that failed, from the send to the error the
 	// application got (the inside view of client libraries: a hang shows here at its timeout).
 	CallFailureLatency
+	// DispatchLag is the load generator's own part of an answered tool call's raw sample: from
+	// the send to the request written, and from the reply's first byte read to the caller
+	// having it (clients/wire, dispatch.go). The generator's figure, not the server's.
+	DispatchLag
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag"}
 
 func (h Hist) String() string { return histNames[h] }
 
@@ -167,6 +171,7 @@ var histHelp = [numHists]string{
 	"Tool call from its intended start (its turn on the schedule) to its result: corrected for coordinated omission.",
 	"The load generator's own lag: a request loop's turn, from its intended start to the start of its call.",
 	"Tool call that failed: from the send to the error the application got.",
+	"The load generator's own part of an answered tool call: send to request written, reply's first byte to the caller having it.",
 }
 
 // Hists lists every histogram in export order.

@@ -196,6 +196,7 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 			c.Rows = append(c.Rows, row)
 		}
 	}
+	c.compareRefuted(bases, cur.Export)
 	c.compareThresholds(bases, cur.Export)
 	c.compareProbes(bases, cur.Export) // steady_compare.go
 	c.CurrentRun = CurrentRunStatus(cur.Export)

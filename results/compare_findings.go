@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcpchaos/mcpchaos/gate"
@@ -25,10 +26,16 @@ var hazardWords = map[string]string{
 // sessions answered; a probe group that no longer probes).
 func findings(c *Comparison) []string {
 	out := probeFindings(c) // steady_compare.go
+	for _, r := range c.Rows {
+		if r.Metric == "sessions_served_past_death" && r.Verdict == VerdictRegressed {
+			out = append(out, fmt.Sprintf("requests on dead sessions now succeed (the server answers session ids past their declared TTL with 200: it no longer expires them, or serves dead ids as alive): group %s's session figures are withheld, the estimate of their deaths refuted", r.Group))
+		}
+	}
 	for _, g := range groupsOf(c) {
 		var appeared, lost []string
+		staleAppeared := false // a dead session's replay answered 200 with events: the GET lied
 		for _, r := range c.Rows {
-			if r.Group != g || r.Verdict != VerdictRegressed || r.Class != gate.ClassHazard {
+			if r.Group != g || r.Verdict != VerdictRegressed || r.Class != gate.ClassHazard || r.Metric == "sessions_served_past_death" {
 				continue
 			}
 			w := fmt.Sprintf("%s (%s %s → %s)", hazardWords[r.Metric], r.Metric, gate.FormatValue(r.Unit, *r.Base), gate.FormatValue(r.Unit, *r.Current))
@@ -36,6 +43,7 @@ func findings(c *Comparison) []string {
 				lost = append(lost, r.Metric)
 			} else {
 				appeared = append(appeared, w)
+				staleAppeared = staleAppeared || r.Metric == "stale_events_applied" && *r.Base == 0
 			}
 		}
 		control := strings.Contains(noteOf(c, g, "misattributed_errors"), "control group")
@@ -44,7 +52,11 @@ func findings(c *Comparison) []string {
 				g, gate.FormatValue(q.Unit, *q.Base), gate.FormatValue(q.Unit, *q.Current)))
 		}
 		switch {
-		case len(appeared) > 0 && moved(c, g, "replays_ok", +1) && moved(c, g, "replays_dead", -1):
+		case len(appeared) > 0 && (moved(c, g, "replays_ok", +1) && moved(c, g, "replays_dead", -1) || staleAppeared && value(c, g, "probes_sent") > 0) ||
+			staleAppeared && control:
+			// Stale events are replayed events of sessions already dead: a GET answered 200
+			// for a dead session, however the replay counts moved on a loaded runner. (A
+			// probe group that stopped probing is said below instead.)
 			out = append(out, fmt.Sprintf("replays of dead sessions now answer 200 (the server's GET no longer validates the session): group %s now %s", g, strings.Join(appeared, "; ")))
 		case len(appeared) > 0 && moved(c, g, "probes_sent", -1) && value(c, g, "probes_sent") == 0:
 			out = append(out, fmt.Sprintf("group %s no longer probes after a replay (its probe policy is off): it now %s", g, strings.Join(appeared, "; ")))
@@ -109,4 +121,33 @@ func moved(c *Comparison, group, metric string, dir int) bool {
 		return *r.Current > hi
 	}
 	return *r.Current < lo
+}
+
+// compareRefuted judges, per group, the estimate of session deaths for its refutation: a group
+// whose current run saw its sessions answer after their estimated death (the declared TTL from
+// the last success) where no baseline's did now meets a server that answers dead or expired
+// session ids with 200 (it no longer expires sessions at the TTL, or serves dead ids as
+// alive). The figures derived from the estimate are withheld and never judged, so without
+// this row that session regression would pass as "nothing judged changed". It is not timed:
+// a stalled runner sends its requests later, never to a session the server had closed.
+func (c *Comparison) compareRefuted(bases []Part, cur *Export) {
+	refuted := func(e *Export, g string) bool {
+		for _, why := range e.Run.Withheld[g] {
+			if why == EstimateRefuted {
+				return true
+			}
+		}
+		return false
+	}
+	for _, g := range groupNames(cur) {
+		if g == "overall" || !refuted(cur, g) || slices.ContainsFunc(bases, func(b Part) bool { return refuted(b.Export, g) }) {
+			continue
+		}
+		zero, one := 0.0, 1.0
+		r := Row{Group: g, Metric: "sessions_served_past_death", Unit: gate.UnitCount, Class: gate.ClassHazard,
+			Base: &zero, Current: &one, Verdict: VerdictRegressed, Tolerance: "no baseline's sessions answered after their estimated death",
+			Note: "sessions answered after their estimated death (TTL from the last success): the estimate is refuted and its figures withheld"}
+		c.count(r)
+		c.Rows = append(c.Rows, r)
+	}
 }

@@ -61,7 +61,7 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		judgeLyingReplays(&row)
 	case t.Info():
 		row.Verdict = VerdictInfo
-	case x.starved != "" && m.Timed():
+	case x.starved != "" && (m.Timed() || x.control != "" && m.Raced()):
 		row.Verdict, row.Note = VerdictInconclusive, x.starved
 	case x.control != "":
 		judgeControl(&row, x.control)

@@ -200,6 +200,26 @@ func TestCompareControlGroup(t *testing.T) {
 	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "the hazard appeared") {
 		t.Errorf("hazard appeared: %s (%s), want regressed", r.Verdict, r.Note)
 	}
+
+	// Re-init collisions are a race of the control's own calls: lost by a starved run, they
+	// are inconclusive; lost by a run the runner kept up with, the control lost its power.
+	for i, b := range bases {
+		b.Export.Group("naive").Counters["reinit_collisions"] = int64(13 + 20*i)
+	}
+	naive.Counters["reinit_collisions"] = 0
+	cur.Generator = &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 10}
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "reinit_collisions"); r.Verdict != VerdictInconclusive {
+		t.Errorf("a starved control without re-init collisions: %s (%s), want inconclusive", r.Verdict, r.Note)
+	}
+	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed {
+		t.Errorf("a starved control's stale events appeared: %s (%s), want regressed (not a race)", r.Verdict, r.Note)
+	}
+	cur.Generator = nil
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "reinit_collisions"); r.Verdict != VerdictRegressed {
+		t.Errorf("a control without re-init collisions: %s (%s), want regressed", r.Verdict, r.Note)
+	}
 }
 
 // A threshold that failed in some baselines is flaky there, not a regression now.
@@ -316,6 +336,7 @@ func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
 		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
 			e.Group("probe").Counters[h] = 0 // the server did not change
 		}
+		e.Group("probe").RetryAmplification = 1.5 // nor did the ratio (not left to the seeded draw)
 	}
 	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	for _, tc := range []struct{ group, metric, verdict, note string }{
@@ -417,6 +438,10 @@ func TestCompareFindingsInWords(t *testing.T) {
 			map[string]map[string]int64{"naive": {"replays_ok": 0, "replays_dead": 50}},
 			map[string]map[string]int64{"naive": {"replays_ok": 50, "replays_dead": 0, "misattributed_errors": 39, "stale_events_applied": 50}},
 			"replays of dead sessions now answer 200 (the server's GET no longer validates the session): group naive now blames tools for session deaths (misattributed_errors 0 → 39)"},
+		{"GET strict → permissive, the replay counts unmoved (a loaded runner)",
+			map[string]map[string]int64{"naive": {"replays_ok": 20, "replays_dead": 20}},
+			map[string]map[string]int64{"naive": {"replays_ok": 20, "replays_dead": 20, "stale_events_applied": 84}},
+			"replays of dead sessions now answer 200 (the server's GET no longer validates the session): group naive now applies replayed events of dead sessions (stale_events_applied 0 → 84)"},
 		{"probe policy off",
 			map[string]map[string]int64{"probe": {"probes_sent": 50}},
 			map[string]map[string]int64{"probe": {"probes_sent": 0, "stale_events_applied": 50}},
@@ -496,5 +521,32 @@ func TestCompareLyingReplaysCaughtByProbes(t *testing.T) {
 	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
 	if r := row(c, "probe", "events_quarantined"); r.Verdict != VerdictInfo {
 		t.Errorf("fewer quarantines: %s (%s), want info", r.Verdict, r.Note)
+	}
+}
+
+// A current run whose sessions answered after their estimated death, where no baseline's did,
+// meets a server that answers dead ids with 200: its figures are withheld, and the change is
+// flagged in words instead of passing as "nothing judged changed".
+func TestCompareRefutedEstimate(t *testing.T) {
+	bases := baseline(t, 3)
+	cur := roundTrip(t, sample(t, 7, 1))
+	cur.Run.Withheld = map[string]map[string]string{"naive": {"sessions_dead": EstimateRefuted, "misattributed_errors": EstimateRefuted}}
+	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	if r := row(c, "naive", "sessions_served_past_death"); r.Verdict != VerdictRegressed {
+		t.Errorf("refuted now, never before: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "withheld") {
+		t.Errorf("a withheld figure: %s (%s), want info", r.Verdict, r.Note)
+	}
+	want := "requests on dead sessions now succeed (the server answers session ids past their declared TTL with 200"
+	if !slices.ContainsFunc(c.Findings, func(f string) bool { return strings.HasPrefix(f, want) }) {
+		t.Errorf("findings %q lack %q", c.Findings, want)
+	}
+	bases[1].Export.Run.Withheld = cur.Run.Withheld // a baseline refuted it too: the same server
+	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	for _, r := range c.Rows {
+		if r.Metric == "sessions_served_past_death" {
+			t.Errorf("refuted in a baseline too: row %+v", r)
+		}
 	}
 }

@@ -305,7 +305,7 @@ func fullShards(t *testing.T) []Part {
 		wait := 0.2
 		e.Generator = &generator.Report{Seconds: 10, CPUs: 2, CPUSeconds: 1, CPUShare: 0.05, CPUWaitShare: &wait,
 			TimerLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, SchedLatency: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3},
-			TurnLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, GCPauses: generator.GCPauses{Count: 1, TotalUS: 5, MaxUS: 5},
+			TurnLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, DispatchLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, GCPauses: generator.GCPauses{Count: 1, TotalUS: 5, MaxUS: 5},
 			Windows: 10, Starved: i == 1, StarvedS: 2, Starving: []generator.Window{{FromS: 1, ToS: 3, Why: "timer lag"}}, Bound: generator.Bound.Describe()}
 		parts[i].Export = roundTrip(t, e)
 	}

@@ -266,6 +266,7 @@ func (c *Client) callKey() string {
 func (c *Client) answered(ctx context.Context, rep *wire.Reply, sent time.Time) {
 	now := time.Now()
 	c.f.rec.Record(metrics.ToolCallLatency, c.idx, now.Sub(sent))
+	c.f.rec.Record(metrics.DispatchLag, c.idx, rep.Lag) // the part of that sample that was the generator's
 	noteAnswered(ctx, now)
 	if rep.ToolError() {
 		c.f.rec.Inc(metrics.ToolErrors)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,9 +23,14 @@ type echoIn struct {
 	Text string `json:"text"`
 }
 
-// startSDKServer serves the official Go SDK's streamable handler on loopback: stateful, with
-// an idle SessionTimeout and an in-memory event store, as a real deployment would run it.
-func startSDKServer(t *testing.T, ttl time.Duration) string {
+// startSDKServerWithDeaths serves the official Go SDK's streamable handler on loopback:
+// stateful, with an idle SessionTimeout and an in-memory event store, as a real deployment
+// would run it; with the server's own record of each session's death: the moment it first refused the session's id (404), recorded before the refusal is
+// sent. The session died at or before it, so a stream opened after it that the server still
+// answered 200 would be a real replay of a dead session, whatever the machine's load; an
+// estimate from the client's side (the TTL from its last success) runs ahead of the SDK's
+// own idle timer, which a loaded machine fires late.
+func startSDKServerWithDeaths(t *testing.T, ttl time.Duration) (string, truth.Func) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk-under-test", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
@@ -32,7 +38,38 @@ func startSDKServer(t *testing.T, ttl time.Duration) string {
 	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{SessionTimeout: ttl, EventStore: mcp.NewMemoryEventStore(nil)})
-	return "http://" + loopback.Serve(t, h, nil) + "/mcp"
+	var deaths sync.Map // session id -> time.Time of its first 404
+	rec := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&deathWriter{ResponseWriter: w, id: r.Header.Get("Mcp-Session-Id"), deaths: &deaths}, r)
+	})
+	dead := truth.Func(func(id string) (time.Time, bool) {
+		v, ok := deaths.Load(id)
+		if !ok {
+			return time.Time{}, false
+		}
+		return v.(time.Time), true
+	})
+	return "http://" + loopback.Serve(t, rec, nil) + "/mcp", dead
+}
+
+// deathWriter records the first 404 the server sends for a session id.
+type deathWriter struct {
+	http.ResponseWriter
+	id     string
+	deaths *sync.Map
+}
+
+func (d *deathWriter) WriteHeader(code int) {
+	if code == http.StatusNotFound && d.id != "" {
+		d.deaths.LoadOrStore(d.id, time.Now())
+	}
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *deathWriter) Flush() {
+	if f, ok := d.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // Both policies against the official Go SDK server, through embedded Toxiproxy: an idle
@@ -47,7 +84,7 @@ func TestPoliciesAgainstGoSDKServer(t *testing.T) {
 		t.Skip("timeline test")
 	}
 	const ttl = 500 * time.Millisecond
-	sdkURL := startSDKServer(t, ttl)
+	sdkURL, deaths := startSDKServerWithDeaths(t, ttl)
 	u, _ := url.Parse(sdkURL)
 
 	inj, err := faults.NewEmbedded()
@@ -82,7 +119,7 @@ func TestPoliciesAgainstGoSDKServer(t *testing.T) {
 			DeadStatuses: []int{404, 410}, RetryBackoff: 10 * time.Millisecond,
 			CallEvery: 100 * time.Millisecond, Tool: "echo", Concurrency: 2,
 			ReconnectDelay: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
-		}, ep, rec, truth.NewEstimated(ttl), calls)
+		}, ep, rec, deaths, calls)
 		groups = append(groups, group{f, rec, name})
 	}
 	// until waits, polling the counters, until cond holds for every group; a minute is the
@@ -135,6 +172,12 @@ func TestPoliciesAgainstGoSDKServer(t *testing.T) {
 			return g.rec.Snapshot().Counter(metrics.ToolCallsOK) >= callsBefore[g.proxy]+3
 		})
 	}
+	// A death run into is detected (or, by naive, blamed on a tool) a moment later; the run
+	// ends at an instant when none is in between, whatever the machine's load.
+	callsOn.Store(false)
+	until("every death run into detected or blamed", func(c func(metrics.Counter) int64) bool {
+		return c(metrics.SessionsDeadDetected)+c(metrics.MisattributedErrors) >= c(metrics.SessionsDead)
+	})
 	cancel()
 	for range groups {
 		<-done

@@ -263,7 +263,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			f.rec.Record(metrics.TurnLag, c.idx, c.turns[j.k].begin(time.Now()))
 			t := turnCall{phase: f.phaseAt(j.due.Sub(start))}
 			defer func() {
-				c.turns[j.k].release(t.answered, period, func(d time.Duration) {
+				c.turns[j.k].release(t.answered, t.lag.Total(), period, func(d time.Duration) {
 					f.rec.Record(metrics.ToolCallLatencyCorrected, c.idx, d)
 				})
 			}()
@@ -307,7 +307,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 						f.skippedBy[f.phaseAt(s.due.Sub(start))].Add(1)
 					}
 				} else if !dispatch(job{s.c, s.k, s.due}) {
-					c.turns[s.k].release(time.Time{}, period, nil)
+					c.turns[s.k].release(time.Time{}, 0, period, nil)
 					return
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // loopTurns is one request loop's place on its schedule: whether a call is running, the turn
@@ -60,8 +62,10 @@ func (l *loopTurns) begin(now time.Time) time.Duration {
 // failure, or the run ended); when it got one, record gets the corrected latency of the call
 // (from its turn, or from when the generator got to it if that was later: begin) and of every
 // turn missed while it ran (from that turn), as the application behind each turn would have
-// waited until then.
-func (l *loopTurns) release(answered time.Time, period time.Duration, record func(time.Duration)) {
+// waited until then. lag is the dispatch lag of the call's exchanges (clients/wire): the
+// generator's own part of its wait, which every sample leaves out (it delayed the missed
+// turns' answer as much as the call's), none below zero.
+func (l *loopTurns) release(answered time.Time, lag, period time.Duration, record func(time.Duration)) {
 	l.mu.Lock()
 	due, missed := l.due, append([]missedRun(nil), l.missed...)
 	if l.began.After(due) { // the call's own sample starts when the generator got to it
@@ -72,26 +76,28 @@ func (l *loopTurns) release(answered time.Time, period time.Duration, record fun
 	if answered.IsZero() {
 		return
 	}
-	record(answered.Sub(due))
+	record(max(0, answered.Sub(due)-lag))
 	for _, r := range missed {
 		for i := range r.n {
-			record(answered.Sub(r.first.Add(period * time.Duration(i))))
+			record(max(0, answered.Sub(r.first.Add(period*time.Duration(i)))-lag))
 		}
 	}
 }
 
-// turnCall is what one call learns for its loop's turn: when it got its result; and the phase
-// its turn fell in.
+// turnCall is what one call learns for its loop's turn: when it got its result, the dispatch
+// lag of its exchanges; and the phase its turn fell in.
 type turnCall struct {
 	answered time.Time
+	lag      wire.DispatchLag
 	phase    int
 }
 
 type turnKey struct{}
 
-// withTurnCall gives a call's context the record of its result's time.
+// withTurnCall gives a call's context the record of its result's time and of its exchanges'
+// dispatch lag.
 func withTurnCall(ctx context.Context, t *turnCall) context.Context {
-	return context.WithValue(ctx, turnKey{}, t)
+	return wire.WithDispatchLag(context.WithValue(ctx, turnKey{}, t), &t.lag)
 }
 
 // noteAnswered marks, on the call's turn, that the call got its result at now.

@@ -78,7 +78,7 @@ func (s *Session) Listen(ctx context.Context) (*Listen, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	ack := time.AfterFunc(s.ep.RequestTimeout, cancel)
-	resp, err := s.send(ctx, body, func(req *http.Request) { statelessHeaders(req, "subscriptions/listen", params) })
+	resp, err := s.send(ctx, body, func(req *http.Request) { statelessHeaders(req, "subscriptions/listen", params) }, nil)
 	if err != nil {
 		ack.Stop()
 		cancel()

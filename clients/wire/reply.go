@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -19,6 +20,9 @@ type Reply struct {
 	Notifications int             // server messages that came before the response (SSE replies)
 	Resumed       int             // times the SSE reply was resumed with GET + Last-Event-ID
 	Body          string          // the start of a non-JSON-RPC body, for error reports
+	// Lag is the exchange's dispatch lag: the load generator's own part of the time from the
+	// send to the response headers (dispatch.go), which a latency sample of it carries too.
+	Lag time.Duration
 }
 
 // OK reports whether the request got a JSON-RPC result.

@@ -140,7 +140,7 @@ func (s *Session) Answer(ctx context.Context, req *jsonrpc.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.ep.RequestTimeout)
 	defer cancel()
-	hr, err := s.send(ctx, body, nil)
+	hr, err := s.send(ctx, body, nil, nil)
 	if err != nil {
 		return
 	}

@@ -9,7 +9,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -135,6 +137,7 @@ func (s *Session) headers(req *http.Request) {
 // post sends one JSON-RPC message. call says whether it is a request (with an id) or a
 // notification.
 func (s *Session) post(ctx context.Context, method string, params any, call bool) (*Reply, http.Header, error) {
+	tr := newExchangeTrace(time.Now) // the session decided to send: dispatch lag counts from here
 	ctx, cancel := context.WithTimeout(ctx, s.ep.RequestTimeout)
 	defer cancel()
 	msg, err := s.message(method, params, call)
@@ -149,7 +152,8 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 		if s.Stateless {
 			statelessHeaders(req, method, params)
 		}
-	})
+	}, tr)
+	lag := noteLag(ctx, tr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,7 +161,7 @@ func (s *Session) post(ctx context.Context, method string, params any, call bool
 	if got := resp.Header.Get("Mcp-Session-Id"); got != "" && s.ID != "" && got != s.ID {
 		s.ep.idChanged.Add(1) // the server answered as another session: silent substitution
 	}
-	rep := &Reply{Status: resp.StatusCode}
+	rep := &Reply{Status: resp.StatusCode, Lag: lag}
 	if resp.StatusCode/100 != 2 {
 		rep.Body = snippet(resp.Body)
 		return rep, resp.Header, nil
@@ -201,8 +205,9 @@ func (s *Session) message(method string, params any, call bool) (*jsonrpc.Reques
 	return msg, nil
 }
 
-// send POSTs body with the session's headers; more sets any others.
-func (s *Session) send(ctx context.Context, body []byte, more func(*http.Request)) (*http.Response, error) {
+// send POSTs body with the session's headers; more sets any others. tr, if not nil, collects
+// the exchange's instants for its dispatch lag.
+func (s *Session) send(ctx context.Context, body []byte, more func(*http.Request), tr *exchangeTrace) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.ep.URL, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -212,6 +217,9 @@ func (s *Session) send(ctx context.Context, body []byte, more func(*http.Request
 	s.headers(req)
 	if more != nil {
 		more(req)
+	}
+	if tr != nil {
+		req = req.WithContext(httptrace.WithClientTrace(ctx, tr.hooks()))
 	}
 	resp, err := s.ep.HTTP.Do(req)
 	return resp, redactError(err, s.ep.HTTP)

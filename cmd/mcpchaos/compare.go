@@ -39,7 +39,7 @@ thresholds, if anything regressed, or with --strict if timing rows were inconclu
 a run's load generator was starved (docs/gate.md).
 
 How each number is judged (docs/gate.md): by what it says about the server. Load figures of
-the generator (calls_skipped, turn_lag) are never judged; control groups (policy naive) only
+the generator (calls_skipped, turn_lag, dispatch_lag) are never judged; control groups (policy naive) only
 on their hazard outcomes, for showing the hazard; overall sums are judged per group; hazards
 and work counts against the spread the baselines show and the tolerance; latencies against
 the baselines' run-to-run spread of the statistic (3 baselines or more). Timing rows of a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -237,10 +238,27 @@ func cmdFreeAddr(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: freeaddr VAR")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freePort()
 	ts.Check(err)
-	ts.Setenv(args[0], l.Addr().String())
-	ts.Check(l.Close())
+	ts.Setenv(args[0], addr)
+}
+
+// freePort is a loopback address whose port was free a moment ago, for a process started
+// later to listen on. It is picked below the kernel's ephemeral range (32768 and up on Linux):
+// a port from there (":0") is also what every outgoing connection on the machine takes, and
+// on a busy machine one took it before the run could listen ("address already in use").
+func freePort() (string, error) {
+	for range 50 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			return addr, l.Close()
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	return l.Addr().String(), l.Close()
 }
 
 // waitmetrics URL REGEXP: poll a live metrics endpoint (for up to 60 s) until its body

@@ -167,12 +167,11 @@ func searchAll(t *testing.T, token, printed, dir string, shown bool) {
 }
 
 func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // echoModes are the paths by which echoServer sends the token back.
