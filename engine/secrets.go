@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"net/url"
 	"os"
 
@@ -41,31 +40,9 @@ func runSecrets(w *workloads.Workload) *redact.Set {
 
 // redactOut is the one place where what a run learnt leaves the engine for an output: the
 // export (every string in it: error samples, notes, problems, fault and action errors, the
-// target), and the error with the fields callers print. A server's text has been decoded by
-// now (a JSON-escaped `\/`, a percent-encoded path), so what the raw bytes hid is plain here.
+// target), and the error with the fields callers print, through redact's one exit (Set.Out).
+// A server's text has been decoded by now (a JSON-escaped `\/`, a percent-encoded path), so
+// what the raw bytes hid is plain here.
 func (r *runner) redactOut(exp *results.Export, err error) (*results.Export, error) {
-	s := r.secrets
-	if exp != nil {
-		s.Value(exp)
-	}
-	var (
-		ce *ConfigError
-		se *SetupError
-		me *MeasureError
-		pe *PanicError
-		ae *AbortError
-	)
-	switch {
-	case errors.As(err, &ce):
-		ce.Err = s.Error(ce.Err)
-	case errors.As(err, &se):
-		se.Err = s.Error(se.Err)
-	case errors.As(err, &me):
-		s.Value(&me.Problems)
-	case errors.As(err, &pe):
-		pe.Msg = s.String(pe.Msg)
-	case errors.As(err, &ae):
-		ae.Reason = s.String(ae.Reason)
-	}
-	return exp, s.Error(err)
+	return exp, r.secrets.Out(err, exp)
 }

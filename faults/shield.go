@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,6 +26,16 @@ import (
 // keeps reading and discarding what Toxiproxy still sends, so no toxic ever waits on it.
 // A "down" fault closes the relay's listener too, so that a client still finds the port
 // refusing connections; a reset (reset_peer) is passed on as a reset.
+//
+// The other direction has the same trap: Toxiproxy's upstream chain writes what clients send
+// to the server, and a server that stops reading (a stalled upload: it never reads a request
+// body) blocks that writer just the same. So where Toxiproxy runs on this machine (embedded,
+// or a toxiproxy-server on loopback: only then can it reach a relay of ours), a second relay
+// stands between Toxiproxy and the server, reading what Toxiproxy sends at once and queueing
+// up to ShieldBuffer bytes for the server; a server that lets it fill is cut (its connection
+// closed, Toxiproxy's side told the server is done, and read to its end). HTTP clients do not
+// half-close, so an end of what Toxiproxy sends ends the server's connection once its queue
+// is written.
 
 // ShieldBuffer bounds what a relay holds for one client that is not reading.
 const ShieldBuffer = 1 << 20
@@ -32,14 +43,32 @@ const ShieldBuffer = 1 << 20
 // Shielded is an Injector whose proxies sit behind relays (see Shield).
 type Shielded struct {
 	Injector
-	mu     sync.Mutex
-	relays map[string]*relay
-	cuts   atomic.Int64
+	mu      sync.Mutex
+	relays  map[string]*relay // in front of each proxy, for its clients
+	servers map[string]*relay // between each proxy and its server, when Toxiproxy is local
+	cuts    atomic.Int64
 }
 
 // Shield wraps inj so that no client can stall its proxies' toxic chains.
 func Shield(inj Injector) *Shielded {
-	return &Shielded{Injector: inj, relays: map[string]*relay{}}
+	return &Shielded{Injector: inj, relays: map[string]*relay{}, servers: map[string]*relay{}}
+}
+
+// local says whether inj's Toxiproxy runs on this machine's loopback, where it can reach a
+// relay of ours: embedded, or a toxiproxy-server whose API is on loopback.
+func local(inj Injector) bool {
+	switch i := inj.(type) {
+	case *Embedded:
+		return true
+	case *External:
+		u, err := url.Parse(i.api)
+		if err != nil {
+			return false
+		}
+		ip := net.ParseIP(u.Hostname())
+		return u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()
+	}
+	return false
 }
 
 // Unwrap is the injector behind the relays.
@@ -59,6 +88,16 @@ func (s *Shielded) Cuts() int64 { return s.cuts.Load() }
 // AddProxy implements Injector: the proxy, then a relay in front of it, whose address is the
 // one clients are given.
 func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string, error) {
+	if local(s.Injector) {
+		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts}
+		if err := sr.listen("127.0.0.1:0"); err != nil {
+			return "", fmt.Errorf("faults: proxy %s: server relay: %w", name, err)
+		}
+		s.mu.Lock()
+		s.servers[name] = sr
+		s.mu.Unlock()
+		upstream = sr.addr
+	}
 	inner, err := s.Injector.AddProxy(ctx, name, upstream)
 	if err != nil {
 		return "", err
@@ -101,23 +140,33 @@ func (s *Shielded) RemoveToxic(ctx context.Context, proxy, name string) error {
 // Close implements Injector: the relays, then the proxies.
 func (s *Shielded) Close() error {
 	s.mu.Lock()
-	relays := s.relays
-	s.relays = map[string]*relay{}
+	relays, servers := s.relays, s.servers
+	s.relays, s.servers = map[string]*relay{}, map[string]*relay{}
 	s.mu.Unlock()
 	for _, r := range relays {
 		r.close()
 	}
-	return s.Injector.Close()
+	err := s.Injector.Close()
+	for _, r := range servers {
+		r.close()
+	}
+	return err
 }
 
-// Stalled names the connections of proxy whose clients are not reading what they are sent,
-// for an error that must say what holds Toxiproxy.
+// Stalled names the connections of proxy whose clients (or whose server) are not reading what
+// they are sent, for an error that must say what holds Toxiproxy.
 func (s *Shielded) Stalled(proxy string) []string {
-	r := s.relay(proxy)
-	if r == nil {
-		return nil
+	var out []string
+	if r := s.relay(proxy); r != nil {
+		out = r.stalled()
 	}
-	return r.stalled()
+	s.mu.Lock()
+	sr := s.servers[proxy]
+	s.mu.Unlock()
+	if sr != nil {
+		out = append(out, sr.stalled()...)
+	}
+	return out
 }
 
 func (s *Shielded) relay(name string) *relay {
@@ -126,8 +175,12 @@ func (s *Shielded) relay(name string) *relay {
 	return s.relays[name]
 }
 
+// relay is one listener and its connections: in front of a proxy (inner is the proxy; the
+// client is the side that may not read) or, with server, between a proxy and its server
+// (inner is the server, the side that may not read).
 type relay struct {
 	name, inner string
+	server      bool
 	cuts        *atomic.Int64
 
 	mu     sync.Mutex
@@ -203,7 +256,7 @@ func (r *relay) stalled() []string {
 	var out []string
 	for rc := range r.conns {
 		if q := rc.queued.Load(); q > 0 {
-			out = append(out, fmt.Sprintf("%s (proxy %s, %d bytes unread)", rc.client.RemoteAddr(), r.name, q))
+			out = append(out, fmt.Sprintf("%s (%s, %d bytes unread)", rc.dst.RemoteAddr(), r.what(), q))
 		}
 	}
 	return append(out, r.recent...)
@@ -214,31 +267,44 @@ func (r *relay) noteCut(addr net.Addr, why string) {
 	r.cuts.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.recent = append(r.recent, fmt.Sprintf("%s (proxy %s, cut: %s)", addr, r.name, why))
+	r.recent = append(r.recent, fmt.Sprintf("%s (%s, cut: %s)", addr, r.what(), why))
 	if len(r.recent) > 8 {
 		r.recent = r.recent[len(r.recent)-8:]
 	}
 }
 
-// relayConn is one client connection and its connection to the proxy.
-type relayConn struct {
-	r             *relay
-	client, proxy *net.TCPConn
-	queue         chan []byte
-	queued        atomic.Int64
-	cutOnce       sync.Once
-	cut           atomic.Bool
+// what names the relay's side in a message.
+func (r *relay) what() string {
+	if r.server {
+		return "proxy " + r.name + "'s server"
+	}
+	return "proxy " + r.name
 }
 
-func (r *relay) serve(client *net.TCPConn) {
+// relayConn is one connection through a relay: src is read at once and its bytes queued for
+// dst, the side that may not read (a client, or a server); dst's bytes are copied to src as
+// they come.
+type relayConn struct {
+	r        *relay
+	src, dst *net.TCPConn
+	queue    chan []byte
+	queued   atomic.Int64
+	cutOnce  sync.Once
+	cut      atomic.Bool
+}
+
+func (r *relay) serve(accepted *net.TCPConn) {
 	d := net.Dialer{Timeout: 5 * time.Second}
-	pc, err := d.Dial("tcp", r.inner)
+	dc, err := d.Dial("tcp", r.inner)
 	if err != nil {
-		client.SetLinger(0)
-		client.Close()
+		accepted.SetLinger(0)
+		accepted.Close()
 		return
 	}
-	rc := &relayConn{r: r, client: client, proxy: pc.(*net.TCPConn), queue: make(chan []byte, 256)}
+	rc := &relayConn{r: r, src: dc.(*net.TCPConn), dst: accepted, queue: make(chan []byte, 256)}
+	if r.server {
+		rc.src, rc.dst = accepted, dc.(*net.TCPConn)
+	}
 	r.mu.Lock()
 	if r.closed || r.ln == nil {
 		r.mu.Unlock()
@@ -252,26 +318,26 @@ func (r *relay) serve(client *net.TCPConn) {
 		delete(r.conns, rc)
 		r.mu.Unlock()
 	}()
-	go rc.upstream()
+	go rc.back()
 	go rc.write()
 	rc.read()
 }
 
-// upstream copies what the client sends to the proxy; the client's end of sending is passed on.
-func (rc *relayConn) upstream() {
-	if _, err := io.Copy(rc.proxy, rc.client); err == nil {
-		rc.proxy.CloseWrite()
+// back copies what dst sends to src; dst's end of sending is passed on.
+func (rc *relayConn) back() {
+	if _, err := io.Copy(rc.src, rc.dst); err == nil {
+		rc.src.CloseWrite()
 	}
 }
 
-// read takes whatever the proxy sends at once, queueing it for the client; it never blocks on
-// the client. A client that lets ShieldBuffer bytes pile up is cut; what comes after a cut is
-// read and dropped until the proxy ends the connection.
+// read takes whatever src sends at once, queueing it for dst; it never blocks on dst. A dst
+// that lets ShieldBuffer bytes pile up is cut; what comes after a cut is read and dropped
+// until src ends the connection.
 func (rc *relayConn) read() {
 	defer close(rc.queue)
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := rc.proxy.Read(buf)
+		n, err := rc.src.Read(buf)
 		if n > 0 && !rc.cut.Load() {
 			if rc.queued.Load()+int64(n) > ShieldBuffer {
 				rc.cutClient(fmt.Sprintf("it left %d bytes unread", rc.queued.Load()))
@@ -287,45 +353,46 @@ func (rc *relayConn) read() {
 			}
 		}
 		if err != nil {
-			if errors.Is(err, syscall.ECONNRESET) { // reset_peer: the client gets a reset too
-				rc.client.SetLinger(0)
-				rc.client.Close()
+			if errors.Is(err, syscall.ECONNRESET) { // reset_peer: dst gets a reset too
+				rc.dst.SetLinger(0)
+				rc.dst.Close()
 			}
-			rc.proxy.Close()
+			rc.src.Close()
 			return
 		}
 	}
 }
 
-// write gives the client what read queued, then ends its connection as the proxy ended.
+// write gives dst what read queued, then ends its connection as src ended.
 func (rc *relayConn) write() {
 	for chunk := range rc.queue {
 		if rc.cut.Load() {
 			rc.queued.Add(-int64(len(chunk)))
 			continue
 		}
-		rc.client.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
-		_, err := rc.client.Write(chunk)
+		rc.dst.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
+		_, err := rc.dst.Write(chunk)
 		rc.queued.Add(-int64(len(chunk)))
 		if err != nil {
 			rc.cutClient("it closed its end while being written to")
 		}
 	}
-	rc.client.Close()
+	rc.dst.Close()
 }
 
-// cutClient ends the client's connection and tells the proxy the client is done sending, so
-// that the server's response ends; the proxy's side is read to its end by read.
+// cutClient ends dst's connection and tells src that dst is done sending (a cut client: the
+// server's response ends; a cut server: the client's reply ends); src is read to its end by
+// read.
 func (rc *relayConn) cutClient(why string) {
 	rc.cutOnce.Do(func() {
 		rc.cut.Store(true)
-		rc.r.noteCut(rc.client.RemoteAddr(), why)
-		rc.client.Close()
-		rc.proxy.CloseWrite()
+		rc.r.noteCut(rc.dst.RemoteAddr(), why)
+		rc.dst.Close()
+		rc.src.CloseWrite()
 	})
 }
 
 func (rc *relayConn) closeBoth() {
-	rc.client.Close()
-	rc.proxy.Close()
+	rc.dst.Close()
+	rc.src.Close()
 }

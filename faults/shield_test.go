@@ -154,7 +154,12 @@ func scheduleAgainst(t *testing.T, upstream string) {
 	for i := 0; inj.Cuts() == 0 && i < 300; i++ {
 		time.Sleep(10 * time.Millisecond) // polling a counter, bounded, not synchronising
 	}
+	scheduleOnTime(t, inj, Downstream)
+}
 
+// scheduleOnTime runs a schedule of ten changes 100 ms apart on proxy p of inj, its toxics on
+// stream, and fails the test if any is applied or removed more than faultsBound after plan.
+func scheduleOnTime(t *testing.T, inj *Shielded, stream string) {
 	step := 100 * time.Millisecond
 	sched := []Scheduled{
 		{Fault: Toxic{Name: "slow", Type: "latency", Attributes: map[string]any{"latency": 5}}, Proxies: []string{"p"}, At: step, For: 2 * step},
@@ -168,12 +173,17 @@ func scheduleAgainst(t *testing.T, upstream string) {
 		planned[s.Fault.Name+"+"] = s.At
 		planned[s.Fault.Name+"-"] = s.At + s.For
 	}
+	for i := range sched {
+		if sched[i].Fault.Type != TypeDown {
+			sched[i].Fault.Stream = stream
+		}
+	}
 	var mu sync.Mutex
 	var changes []Change
 	ctx, cancel := context.WithTimeout(context.Background(), 11*step+faultsBound)
 	defer cancel()
 	timed := &timedInjector{Injector: inj}
-	err = runSchedule(ctx, timed, time.Now(), sched, func(c Change) {
+	err := runSchedule(ctx, timed, time.Now(), sched, func(c Change) {
 		mu.Lock()
 		changes = append(changes, c)
 		mu.Unlock()

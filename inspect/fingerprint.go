@@ -87,8 +87,11 @@ type Fingerprint struct {
 	// garbage where JSON-RPC or SSE was due, a result that is not an object, a response with
 	// neither result nor error, an oversized body): the facts they touched are unknown.
 	ProtocolViolations []string `json:"protocol_violations,omitempty"`
-	Verdict            Verdict  `json:"verdict"`
-	Notes              []string `json:"notes,omitempty"`
+	// ServerConduct is what the server did that no healthy server does, in words, the cause
+	// first (wire.Conduct, then the protocol violations): the table's first problem lines.
+	ServerConduct []string `json:"server_conduct,omitempty"`
+	Verdict       Verdict  `json:"verdict"`
+	Notes         []string `json:"notes,omitempty"`
 }
 
 // DeadStatus is the status a dead session's requests got; KilledBy says how it died ("delete",

@@ -71,14 +71,8 @@ func Inspect(ctx context.Context, o Options) (fp *Fingerprint, err error) {
 	if progress := o.Progress; progress != nil {
 		o.Progress = func(s string) { progress(secrets.String(s)) }
 	}
-	defer func() {
-		var ue *UnreachableError
-		if errors.As(err, &ue) {
-			ue.Err = secrets.Error(ue.Err)
-		}
-		secrets.Value(fp)
-		err = secrets.Error(err)
-	}()
+	defer func() { err = secrets.Out(err, fp) }() // redact's one exit
+
 	in, err := newInspector(o)
 	if err != nil {
 		return nil, &UnreachableError{err}
@@ -87,6 +81,7 @@ func Inspect(ctx context.Context, o Options) (fp *Fingerprint, err error) {
 	if err := in.run(ctx); err != nil {
 		return nil, err
 	}
+	in.fp.conduct(in.ep.Conduct())
 	in.fp.judge()
 	return in.fp, nil
 }
@@ -254,6 +249,8 @@ func describe(rep *wire.Reply, err error) string {
 	switch {
 	case err != nil && rep != nil && rep.Status != 0:
 		return fmt.Sprintf("HTTP %d: %v", rep.Status, err)
+	case err != nil && errors.As(err, new(*wire.NoResponseError)):
+		return fmt.Sprintf("%v; is it an MCP endpoint, and is it alive?", err)
 	case err != nil && timedOut(err):
 		return fmt.Sprintf("no response: the server took the request and sent no status line before the timeout (%v); is it an MCP endpoint, and is it alive?", err)
 	case err != nil && errors.Is(err, syscall.ECONNREFUSED):

@@ -137,7 +137,7 @@ func (in *inspector) readIdle(ctx context.Context, s *wire.Session, body io.Read
 		}
 	}
 	sniff := &commentSniffer{r: body, comment: func() { send(keepaliveComment) }}
-	for ev, err := range wire.ReadEvents(sniff, maxEvent) {
+	for ev, err := range in.ep.Conduct().Events(sniff, maxEvent, "GET stream") {
 		if err != nil {
 			if tooLarge(err) {
 				in.capped.Store(true)

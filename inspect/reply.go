@@ -106,7 +106,7 @@ func (in *inspector) exchange(ctx context.Context, s *wire.Session, id int, meth
 // readSSEReply reads an SSE reply until the response to id, within maxReplyEvents events.
 func (in *inspector) readSSEReply(ctx context.Context, s *wire.Session, body io.Reader, id int, r *reply) {
 	n := 0
-	for ev, err := range wire.ReadEvents(body, maxEvent) {
+	for ev, err := range in.ep.Conduct().Events(body, maxEvent, "SSE reply") {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.violation = "the SSE reply broke off: " + err.Error()

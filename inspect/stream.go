@@ -24,6 +24,8 @@ type rawStream struct {
 	// answer, when set, answers the server requests that come on the stream (a fresh stream's;
 	// a replay's are history, sent before).
 	answer func(data []byte)
+	// conduct notes what the server's events show (wire.Conduct).
+	conduct *wire.Conduct
 }
 
 // stream says whether the GET was answered with an SSE stream.
@@ -45,7 +47,7 @@ func (in *inspector) openStream(ctx context.Context, s *wire.Session, cursor str
 		}
 		return nil
 	}
-	rs := &rawStream{status: resp.StatusCode, resp: resp, cancel: cancel}
+	rs := &rawStream{status: resp.StatusCode, resp: resp, cancel: cancel, conduct: in.ep.Conduct()}
 	if cursor == "" {
 		rs.answer = func(data []byte) { in.serverMessage(ctx, s, data) }
 	}
@@ -76,7 +78,7 @@ func (rs *rawStream) close() {
 func (rs *rawStream) hold() {
 	rs.held.Go(func() {
 		defer rs.ended.Store(true)
-		for ev, err := range wire.ReadEvents(rs.resp.Body, maxEvent) {
+		for ev, err := range rs.conduct.Events(rs.resp.Body, maxEvent, "GET stream") {
 			if err != nil {
 				return
 			}
@@ -99,7 +101,7 @@ func (rs *rawStream) events(wait time.Duration, keep func(wire.Event) bool) {
 	go func() {
 		defer close(done)
 		n := 0
-		for ev, err := range wire.ReadEvents(rs.resp.Body, maxEvent) {
+		for ev, err := range rs.conduct.Events(rs.resp.Body, maxEvent, "GET stream") {
 			if n++; err != nil || n > maxReplyEvents {
 				return
 			}

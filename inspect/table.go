@@ -58,6 +58,9 @@ func WriteTable(w io.Writer, fp *Fingerprint) error {
 		return err
 	}
 	fmt.Fprintln(w)
+	for _, c := range fp.ServerConduct {
+		fmt.Fprintf(w, "problem: %s\n", c)
+	}
 	if len(fp.Verdict.Hazards) == 0 {
 		fmt.Fprintln(w, "verdict: no hazard found")
 	} else {

@@ -30,6 +30,13 @@ func Encodings(secret string) map[string]string {
 		"base64 raw": base64.RawStdEncoding, "base64url raw": base64.RawURLEncoding} {
 		out[name] = enc.EncodeToString([]byte(secret))
 	}
+	// Two layers (nested.go).
+	pct := out["percent, upper"]
+	out["percent of percent"] = strings.ReplaceAll(pct, "%", "%25")
+	out["json \\u of percent"] = strings.ReplaceAll(pct, "%", `\u0025`)
+	out["json of PHP json"] = strings.ReplaceAll(out["json, / escaped (PHP)"], `\`, `\\`)
+	out["base64 of percent"] = base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(secret)))
+	out["base64url of json"] = base64.URLEncoding.EncodeToString([]byte(out["json"]))
 	return out
 }
 

@@ -86,7 +86,7 @@ func (a alt) at(text []byte, i int) (n int, partial bool) {
 }
 
 // escapeStart are the bytes an encoding other than the literal starts with.
-var escapeStart = [256]bool{'%': true, '\\': true, '&': true, '+': true}
+var escapeStart = [256]bool{'%': true, '\\': true, '&': true, '+': true, 0xEF: true} // 0xEF: U+FFFD, what JSON makes of a byte that is not UTF-8
 
 // matchAt matches form f at text[i:], each character in any of its encodings: the end of the
 // longest match (or -1), and whether more text could make a match there.
@@ -104,11 +104,14 @@ func (s *Set) matchAt(text []byte, i int, f *form) (end int, partial bool) {
 				}
 				continue
 			}
-			for _, a := range alts {
+			for k, a := range alts {
 				n, part := a.at(text, p)
 				partial = partial || part
 				if n > 0 && !slices.Contains(next, p+n) && len(next) < cap(next) {
 					next = append(next, p+n)
+				}
+				if k > 0 { // an escape, its own bytes escaped again (nested.go)
+					partial = nestedAt(a, text, p, &next) || partial
 				}
 			}
 		}
@@ -135,6 +138,9 @@ func (s *Set) redact(text []byte, more bool) (out []byte, held int) {
 		}
 		end, partial := -1, false
 		for _, k := range ks {
+			if i+1 < len(text) && !s.forms[k].follows(text[i], text[i+1]) {
+				continue
+			}
 			e, p := s.matchAt(text, i, &s.forms[k])
 			end, partial = max(end, e), partial || p
 		}

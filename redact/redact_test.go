@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -146,5 +147,68 @@ func TestParseURLHidesCredentials(t *testing.T) {
 			t.Errorf("%q: %v", raw, err)
 		}
 		t.Log(err)
+	}
+}
+
+// Two layers of encoding are matched in one pass: an escape whose own bytes are escaped
+// again, and base64 of an escaped secret.
+func TestNestedEncodings(t *testing.T) {
+	secret := `tok/en+wi=th%"\x1234`
+	s := New(secret)
+	pct := pctAll(secret, "%%%02X")
+	for name, enc := range map[string]string{
+		"percent of percent":     strings.ReplaceAll(pct, "%", "%25"),
+		"json \\u of percent":    strings.ReplaceAll(pct, "%", `\u0025`),
+		"percent, bytes escaped": strings.ReplaceAll(pctAll(pct, "%%%02x"), "%25", "%25"),
+		"json of PHP json":       `tok\\/en+wi=th%\\\"\\\\x1234`,
+		"base64 of percent":      base64.StdEncoding.EncodeToString([]byte(pct)),
+		"base64url of json":      base64.URLEncoding.EncodeToString([]byte(`tok\/en+wi=th%\"\\x1234`)),
+		"percent of json \\u":    strings.ReplaceAll(uEscape(secret), `\`, "%5C"),
+	} {
+		got := s.String("a " + enc + " b")
+		if got != "a "+Mark+" b" {
+			t.Errorf("%s: %q became %q", name, enc, got)
+		}
+	}
+}
+
+// Out redacts the values it is given, the fields of every typed error in the chain (an error
+// field's text included), and the error's text; errors.As still finds the typed errors.
+func TestOut(t *testing.T) {
+	ce := &causeError{Reason: "saw tok-12345678", Err: errors.New("inner tok-12345678")}
+	le := &listError{Problems: []string{"p tok-12345678"}}
+	wrapped := fmt.Errorf("run: %w", errors.Join(ce, le))
+	export := &struct{ Notes []string }{[]string{"n tok-12345678"}}
+	err := New("tok-12345678").Out(wrapped, export)
+	if strings.Contains(err.Error(), "tok-") || export.Notes[0] != "n "+Mark || ce.Reason != "saw "+Mark || ce.Err.Error() != "inner "+Mark || le.Problems[0] != "p "+Mark {
+		t.Errorf("%v; %+v %+v %+v", err, export, ce, le)
+	}
+	var got *listError
+	if !errors.As(err, &got) || got != le {
+		t.Errorf("errors.As lost the typed error")
+	}
+}
+
+type causeError struct {
+	Reason string
+	Err    error
+}
+
+func (e *causeError) Error() string { return e.Reason + ": " + e.Err.Error() }
+func (e *causeError) Unwrap() error { return e.Err }
+
+type listError struct{ Problems []string }
+
+func (e *listError) Error() string { return strings.Join(e.Problems, "; ") }
+
+// A secret that starts with a byte that is not UTF-8 is also matched as encoding/json wrote it
+// (U+FFFD, as its bytes), past the two-byte start lookup.
+func TestInvalidUTF8Start(t *testing.T) {
+	secret := "\xffsecret-tail-12345"
+	s := New(secret)
+	for _, text := range []string{"a " + secret + " b", "a \uFFFDsecret-tail-12345 b", `a \ufffdsecret-tail-12345 b`} {
+		if got := s.String(text); got != "a "+Mark+" b" {
+			t.Errorf("%q became %q", text, got)
+		}
 	}
 }

@@ -31,6 +31,11 @@ type form struct {
 	units []rune  // a rune, or -1-b for a byte b that is not UTF-8
 	alts  [][]alt // the encodings of each unit (Set.alts, looked up once)
 	first [256]bool
+	// second says, for a form's start at an escape byte ('%', '\\', '&', '+'), which bytes may
+	// follow it (one or two layers): most escape bytes in a text (a JSON \" or \n) start no
+	// form, and are passed over at the cost of a lookup (nested.go).
+	second [len(escapes)][4]uint64
+	lit    [4]uint64 // the same after the literal first character's first byte
 }
 
 // New returns a Set of the given secrets.
@@ -59,7 +64,15 @@ func (s *Set) Add(secrets ...string) {
 		}
 		s.secrets = append(s.secrets, v)
 		s.addForm(v)
-		for _, b := range base64Forms(v) {
+		var b64 []string
+		for _, e := range append([]string{v}, escapedForms(v)...) {
+			for _, b := range base64Forms(e) {
+				if !slices.Contains(b64, b) {
+					b64 = append(b64, b)
+				}
+			}
+		}
+		for _, b := range b64 {
 			s.addForm(b)
 		}
 	}
@@ -127,6 +140,7 @@ func (s *Set) addForm(v string) {
 	for _, a := range s.alts[f.units[0]] {
 		f.first[a.s[0]] = true // no encoding starts with a letter but the literal: no case to fold
 	}
+	f.seconds(s.alts[f.units[0]], s.alts)
 	s.forms = append(s.forms, f)
 }
 

@@ -36,6 +36,14 @@ func (s *Set) walk(v reflect.Value, depth int) {
 		if v.IsNil() || !v.CanSet() {
 			return
 		}
+		if v.Type() == errorType { // an error field: its chain's fields, then its text
+			e := v.Interface().(error)
+			s.chain(e, depth+1)
+			if r := s.Error(e); r != e {
+				v.Set(reflect.ValueOf(r))
+			}
+			return
+		}
 		c := reflect.New(v.Elem().Type()).Elem()
 		c.Set(v.Elem())
 		s.walk(c, depth+1)
@@ -81,6 +89,41 @@ func (s *Set) walkMap(v reflect.Value, depth int) {
 			v.SetMapIndex(k, reflect.Value{})
 		}
 		v.SetMapIndex(nk, nv)
+	}
+}
+
+var errorType = reflect.TypeFor[error]()
+
+// Out is the one exit through which what mcpchaos learnt leaves for an output (engine.Run's
+// export and error, inspect.Inspect's fingerprint and error, wire's request errors): each
+// value (a pointer) is redacted in place, every error in err's chain has its exported fields
+// redacted in place (the fields of a typed error that a caller prints: a cause, a list of
+// problems, a reason; an error field also gets its text redacted), and err is returned with
+// its text redacted. A type added later, or a field, is covered without anyone remembering to.
+func (s *Set) Out(err error, values ...any) error {
+	for _, v := range values {
+		s.Value(v)
+	}
+	s.chain(err, 0)
+	return s.Error(err)
+}
+
+// chain redacts the exported fields of each error in err's chain (Unwrap, single or many),
+// bounded by maxDepth.
+func (s *Set) chain(err error, depth int) {
+	if err == nil || depth > maxDepth {
+		return
+	}
+	if v := reflect.ValueOf(err); v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Kind() == reflect.Struct {
+		s.walk(v.Elem(), depth+1)
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		s.chain(u.Unwrap(), depth+1)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			s.chain(e, depth+1)
+		}
 	}
 }
 

@@ -82,10 +82,12 @@ func TestHostileFleetBounded(t *testing.T) {
 	}
 	// The first problem line of each group named here must name what the server did.
 	firstProblem := map[string]string{
-		"giant-event": "the server sent more than mcpchaos reads", "endless-line": "the server sent more than mcpchaos reads",
-		"gzip-bomb-sse": "(of a body sent with Content-Encoding: gzip)", "huge-header": "the server sent more than mcpchaos reads",
+		"giant-event": "the server sent an SSE event larger than mcpchaos reads", "endless-line": "the server sent an SSE event larger than mcpchaos reads",
+		"gzip-bomb-sse": "the server sent a gzip body", "huge-header": "the server sent more than mcpchaos reads",
 		"redirect-off-origin": "the server redirected off its origin", "huge-session-id": "the server gave a session id that is not visible ASCII or too long",
-		"storm-500": "(first: HTTP 500: storm)", "storm-429": "(first: HTTP 429: slow down)",
+		"storm-500": "(a status storm)", "storm-429": "(a status storm)",
+		"reset-mid-event": "reset the connection in the middle of an SSE event", "absurd-retry": "asked clients to wait an absurd time",
+		"get-409": "answered the GET stream with HTTP 409",
 	}
 	// Watch the heap while the fleets run, until the healthy fleet has made calls and every
 	// hostile group has seen errors, of its kind where it has one: on a busy machine timeouts

@@ -15,11 +15,14 @@ type Outcome struct {
 	Snapshot  *metrics.Snapshot
 	Report    Report
 	Stateless bool // the target spoke the stateless revision: no sessions, no replays
+	// Conduct is what the server did that the clients coped with, in words (wire.Conduct).
+	Conduct []wire.Line
 }
 
 // Outcome returns the group's outcome now (at the end of the run).
 func (f *Fleet) Outcome() Outcome {
-	return Outcome{Name: f.cfg.Name, Snapshot: f.rec.Snapshot(), Report: f.Report(), Stateless: f.ep.Generation == wire.Stateless}
+	return Outcome{Name: f.cfg.Name, Snapshot: f.rec.Snapshot(), Report: f.Report(), Stateless: f.ep.Generation == wire.Stateless,
+		Conduct: f.ep.Conduct().Lines()}
 }
 
 // Problems says, one line per reason, where a run could not measure what it was asked to, so
@@ -32,7 +35,7 @@ func Problems(groups []Outcome, expectReplays bool) []string {
 	var out []string
 	var replays, reconnects int64
 	for _, g := range groups {
-		out = append(out, g.problems()...)
+		out = append(out, g.problems(expectReplays)...)
 		if g.Stateless {
 			continue
 		}
@@ -51,7 +54,7 @@ func Problems(groups []Outcome, expectReplays bool) []string {
 	return out
 }
 
-func (g Outcome) problems() []string {
+func (g Outcome) problems(faultsCut bool) []string {
 	c := func(m metrics.Counter) int64 { return g.Snapshot.Counter(m) }
 	var out []string
 	say := func(format string, args ...any) {
@@ -61,9 +64,22 @@ func (g Outcome) problems() []string {
 	if len(g.Report.ErrorSamples) > 0 {
 		why = fmt.Sprintf(" (first: %s)", g.Report.ErrorSamples[0])
 	}
-	// What the server did that no fault does, first: it is the cause of what follows.
+	// What the server did that no fault does, first: it is the cause of what follows. A
+	// connection reset inside an event is the server's only where no fault cut streams; a
+	// request without a response mid-run may be a fault's or a busy machine's (the preflight,
+	// straight to the server, names those). A server may offer no GET stream (405): that
+	// stops a run only when its faults cut streams, to measure drops and replays (else a note).
+	sized := false
+	for _, l := range g.Conduct {
+		if l.Behaviour == wire.NoResponse || l.Behaviour == wire.SlowHeaders || faultsCut && l.Behaviour.FaultCanMake() ||
+			l.Behaviour == wire.GetRefused && !faultsCut {
+			continue
+		}
+		say("%s", l.Text)
+		sized = sized || l.Behaviour == wire.HugeEvent || l.Behaviour == wire.GzipBody
+	}
 	for _, m := range misbehaviours {
-		if n := g.Snapshot.Errors[m.kind]; n > 0 {
+		if n := g.Snapshot.Errors[m.kind]; n > 0 && !(sized && m.kind == metrics.ErrTooLarge) {
 			say("the server %s %d times%s", m.did, n, g.sampleOf(m.kind))
 		}
 	}
@@ -120,6 +136,11 @@ func Notes(fleets []*Fleet) []string {
 		}
 		for _, e := range r.ErrorSamples {
 			out = append(out, fmt.Sprintf("group %s: error: %s", f.cfg.Name, e))
+		}
+		for _, l := range f.ep.Conduct().Lines() {
+			if l.Behaviour == wire.GetRefused {
+				out = append(out, fmt.Sprintf("group %s: %s", f.cfg.Name, l.Text))
+			}
 		}
 	}
 	return out

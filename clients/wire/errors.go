@@ -54,17 +54,50 @@ func (e *BadSessionIDError) Error() string { return "bad session id: " + e.Reaso
 type TooLargeError struct {
 	What  string
 	Limit int64
+	// Size is how large it was, read on past the cap (bounded), when measured: exact when
+	// Ended, else where the reading stopped.
+	Size  int64
+	Ended bool
 }
 
 func (e *TooLargeError) Error() string {
+	if e.Size > 0 {
+		return fmt.Sprintf("%s larger than its cap of %d bytes: %s", e.What, e.Limit, e.sizeText())
+	}
 	return fmt.Sprintf("%s larger than its cap of %d bytes", e.What, e.Limit)
 }
+
+// MidEventError is a read that broke off inside an SSE event (a reset, a body cut short).
+type MidEventError struct{ Err error }
+
+func (e *MidEventError) Error() string { return "in the middle of an SSE event: " + e.Err.Error() }
+func (e *MidEventError) Unwrap() error { return e.Err }
 
 // ClassifyRead names the error of a stream read: an event over maxEvent bytes is a
 // TooLargeError.
 func ClassifyRead(err error, maxEvent int) error {
 	if errors.Is(err, bufio.ErrTooLong) {
 		return &TooLargeError{What: "SSE event", Limit: int64(maxEvent)}
+	}
+	return err
+}
+
+// classifyRead is ClassifyRead that also notes, on c, an event over its cap (with its size,
+// read on from body, bounded) and a connection broken inside an event.
+func (c *Conduct) classifyRead(ctx context.Context, err error, body io.Reader, maxEvent int, what string) error {
+	return c.midEvent(c.hugeEvent(ctx, ClassifyRead(err, maxEvent), body, maxEvent, what), what)
+}
+
+// classifyReadLater is classifyRead that does not wait to learn an event's size (inspect's).
+func (c *Conduct) classifyReadLater(err error, body io.Reader, maxEvent int, what string) error {
+	return c.midEvent(c.hugeEventLater(ClassifyRead(err, maxEvent), body, maxEvent, what), what)
+}
+
+// midEvent notes a connection that broke inside an event.
+func (c *Conduct) midEvent(err error, what string) error {
+	var me *MidEventError
+	if errors.As(err, &me) && Kind(err) == metrics.ErrReset {
+		c.note(ResetMidEvent, "%s: %v", what, me.Err)
 	}
 	return err
 }

@@ -22,6 +22,7 @@ type Stream struct {
 	encoding string
 	cancel   context.CancelFunc
 	retry    atomic.Int64
+	conduct  *Conduct // the server's conduct record (conduct.go)
 }
 
 // OpenStream sends the GET for the session's standalone stream, with Last-Event-ID when cursor
@@ -58,7 +59,7 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 		cancel()
 		return nil, err
 	}
-	st := &Stream{Status: resp.StatusCode, body: resp.Body, encoding: encodingNote(resp), cancel: cancel}
+	st := &Stream{Status: resp.StatusCode, body: resp.Body, encoding: encodingNote(resp), cancel: cancel, conduct: s.ep.Conduct()}
 	st.retry.Store(-1)
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode == http.StatusOK && ct == "text/event-stream" {
@@ -82,7 +83,7 @@ func (s *Session) OpenStream(ctx context.Context, cursor string) (*Stream, error
 // Events yields the stream's events until it ends. The error is nil when the server closed
 // the stream cleanly.
 func (st *Stream) Events(maxEvent int) iter.Seq2[Event, error] {
-	return readEvents(st.body, maxEvent, &st.retry)
+	return st.conduct.watched(readEvents(st.body, maxEvent, &st.retry), &st.retry, "GET stream")
 }
 
 // Retry is the last `retry:` value the server sent on this stream, in ms, or -1.
@@ -99,5 +100,5 @@ func (st *Stream) Close() {
 // Classify names the error of a read of st as ClassifyRead does, saying of an event over its
 // cap that it came compressed, if it did.
 func (st *Stream) Classify(err error, maxEvent int) error {
-	return encodingNamed(ClassifyRead(err, maxEvent), st.encoding)
+	return encodingNamed(st.conduct.classifyRead(context.Background(), err, st.body, maxEvent, "GET stream"+st.encoding), st.encoding)
 }

@@ -47,5 +47,5 @@ func redactError(err error, hc *http.Client) error {
 			secrets = ht.secrets
 		}
 	}
-	return secrets.Error(err)
+	return secrets.Out(err)
 }

@@ -275,9 +275,10 @@ const maxResumes = 2
 // readReply reads an SSE reply (or its resumption) until the response to id, tracking the
 // reply's cursor (and the session's) and retry value, and answering the server's requests.
 func (s *Session) readReply(ctx context.Context, rep *Reply, body io.Reader, id jsonrpc.ID, cursor *string, retry *atomic.Int64) (bool, error) {
-	for ev, err := range readEvents(body, s.ep.MaxEvent, retry) {
+	c := s.ep.Conduct()
+	for ev, err := range c.watched(readEvents(body, s.ep.MaxEvent, retry), retry, "SSE reply") {
 		if err != nil {
-			return false, ClassifyRead(err, s.ep.MaxEvent)
+			return false, c.classifyRead(ctx, err, body, s.ep.MaxEvent, "SSE reply")
 		}
 		*cursor = ev.Cursor
 		s.NoteCursor(ev.Cursor)

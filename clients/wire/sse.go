@@ -88,6 +88,9 @@ func (p *sseParser) next() (ev Event, err error, ok bool) {
 				if p.rerr == io.EOF {
 					return Event{}, nil, false // an unfinished line or event at the end is dropped
 				}
+				if p.dirty || p.size > 0 || p.end > p.start {
+					return Event{}, &MidEventError{Err: p.rerr}, true
+				}
 				return Event{}, p.rerr, true
 			}
 			if p.size+(p.end-p.start) > p.maxEvent {

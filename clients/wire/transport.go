@@ -115,9 +115,7 @@ func NewHTTPClient(c Conn) (*http.Client, error) {
 	}
 	t.Protocols = &p
 	var rt http.RoundTripper = Streaming(t) // held streams on connections of their own
-	if secrets := c.Secrets(); len(c.Header) > 0 || !secrets.Empty() {
-		rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: secrets}
-	}
+	rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: c.Secrets(), conduct: &Conduct{}}
 	return &http.Client{Transport: rt, CheckRedirect: SameOrigin(c.URL)}, nil
 }
 
@@ -151,14 +149,18 @@ type headerTransport struct {
 	base    http.RoundTripper
 	header  http.Header
 	secrets *redact.Set // cut out of response bodies and errors (redact.go)
+	conduct *Conduct    // what the server did (conduct.go)
 }
 
 func (h *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	for k, vs := range h.header {
-		r.Header[k] = append([]string(nil), vs...)
+	r := req
+	if len(h.header) > 0 {
+		r = req.Clone(req.Context())
+		for k, vs := range h.header {
+			r.Header[k] = append([]string(nil), vs...)
+		}
 	}
-	resp, err := h.base.RoundTrip(r)
+	resp, err := h.conduct.observe(h.base, r)
 	if err == nil {
 		resp.Body = h.secrets.Reader(resp.Body)
 	}

@@ -30,6 +30,8 @@ func TestScripts(t *testing.T) {
 			"freeaddr":       cmdFreeAddr,
 			"waitmetrics":    cmdWaitMetrics,
 			"echoserver":     cmdEchoServer,
+			"echomode":       cmdEchoMode,
+			"noleak":         cmdNoLeak,
 			"redirectserver": cmdRedirectServer,
 			"nosecret":       cmdNoSecret,
 			"stopserver":     cmdStop,

@@ -28,10 +28,40 @@ type Server struct {
 	srv       *httptest.Server
 	elsewhere *httptest.Server
 	OffOrigin atomic.Int64 // requests a redirect off the origin would have sent elsewhere
+	sessions  atomic.Int64 // sessions begun on /one-session
 }
 
 // protocol is the version the server answers initialize with.
 const protocol = "2025-11-25"
+
+// Behaviours that act only on GET: POSTs are served as a healthy server serves them.
+var getOnly = map[string]bool{"get-405": true, "get-409": true, "get-409-body-never-sent": true, "event-64mib": true, "gzip-stream": true}
+
+// answerSetup answers what a session is set up with, initialize, notifications and
+// tools/list, as a healthy server does, so that a run or inspect reaches the misbehaviour.
+func answerSetup(w http.ResponseWriter, m rpcMsg) {
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted) // notifications/initialized
+		return
+	}
+	w.Header().Set("Mcp-Session-Id", "s-1")
+	w.Header().Set("Content-Type", "application/json")
+	if m.Method == "tools/list" {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}}`, m.ID)
+		return
+	}
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{"tools":{}},"serverInfo":{"name":"hostile","version":"1"}}}`, m.ID, protocol)
+}
+
+// answerCall answers ping or tools/call with a result.
+func answerCall(w http.ResponseWriter, m rpcMsg) {
+	if m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, m.ID)
+}
 
 // Behaviours that act on every request of a session, initialize included.
 var beforeInit = map[string]bool{
@@ -74,14 +104,16 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodDelete {
 		return
 	}
+	if b == "one-session" && m.Method == "initialize" && h.sessions.Add(1) > 1 {
+		http.Error(w, "no more sessions", http.StatusForbidden) // every session after the first
+		return
+	}
 	if !beforeInit[b] && r.Method == http.MethodPost && m.Method != "" && m.Method != "ping" && m.Method != "tools/call" {
-		if m.ID == nil {
-			w.WriteHeader(http.StatusAccepted) // notifications/initialized
-			return
-		}
-		w.Header().Set("Mcp-Session-Id", "s-1")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q,"capabilities":{},"serverInfo":{"name":"hostile","version":"1"}}}`, m.ID, protocol)
+		answerSetup(w, m)
+		return
+	}
+	if getOnly[b] && r.Method == http.MethodPost { // the misbehaviour is the GET's: calls are served
+		answerCall(w, m)
 		return
 	}
 	sse := func() {
@@ -189,12 +221,42 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Mcp-Session-Id", "abc\tdef")
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":%q}}`, m.ID, protocol)
-	case "event-ids": // backwards, repeated, then emptied; then the stream ends
+	case "event-ids": // backwards, repeated, then emptied; then the stream ends (a POST's with its response)
 		sse()
 		_, _ = io.WriteString(w, "id: 5\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"c\"}\n\nid\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"d\"}\n\n")
-	case "absurd-retry":
+		if m.ID != nil {
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+		}
+	case "absurd-retry": // a POST's reply carries its response after the retry
 		sse()
 		_, _ = io.WriteString(w, "retry: 9223372036854775807\n\n")
+		if m.ID != nil {
+			fmt.Fprintf(w, "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+		}
+	case "event-64mib": // the GET stream: events of 64 MiB each, as fast as the client takes them
+		sse()
+		line := bytes.Repeat([]byte("x"), 1<<20)
+		for n := 0; n < 16 && ctx.Err() == nil; n++ { // at most 1 GiB a stream
+			_, _ = io.WriteString(w, "data: ")
+			for range 64 {
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+			}
+			if _, err := io.WriteString(w, "\n\n"); err != nil {
+				return
+			}
+		}
+	case "gzip-stream": // the GET stream: a gzip bomb sent as an event stream, again and again
+		w.Header().Set("Content-Encoding", "gzip")
+		sse()
+		for n := 0; n < 64 && ctx.Err() == nil; n++ { // at most 64 GiB inflated, about 64 MB sent
+			if _, err := w.Write(gzipBomb()); err != nil {
+				return
+			}
+		}
+	case "one-session": // one session (a run's preflight), then every initialize refused; calls served
+		answerCall(w, m)
 	case "get-405":
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	case "get-409":
