@@ -32,7 +32,8 @@ type runFlags struct {
 	metricsPublic bool
 	labels        []string // --label key=value, repeatable
 	metricsLinger time.Duration
-	procs         int // --procs N: run as N local shard processes (procs.go)
+	procs         int       // --procs N: run as N local shard processes (procs.go)
+	push          pushFlags // --remote-write (remotewrite.go)
 }
 
 func newRunCmd() *cobra.Command { return runCommand(&runFlags{}) }
@@ -92,6 +93,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	f.BoolVar(&fl.metricsPublic, "metrics-public", false, "allow a non-loopback --metrics-addr")
 	fl.target.register(f)
 	fl.groups.register(f)
+	fl.push.register(f)
 	return cmd
 }
 
@@ -158,6 +160,9 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		return nil, err
 	}
 	opts = append(opts, engine.WithLabels(labels))
+	if err := fl.push.check(labels); err != nil {
+		return nil, err
+	}
 	if fl.metricsAddr != "" {
 		if err := checkMetricsAddr(fl.metricsAddr, fl.metricsPublic); err != nil {
 			return nil, err
@@ -217,6 +222,9 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	if fl.metricsAddr != "" {
 		mo = &metricsObserver{addr: fl.metricsAddr, stderr: stderr}
 		opts = append(opts, engine.WithObserver(mo))
+	}
+	if fl.push.url != "" {
+		opts = append(opts, engine.WithObserver(&remoteWriteObserver{fl: fl.push, stderr: stderr}))
 	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
 	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
