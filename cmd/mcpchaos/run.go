@@ -34,6 +34,7 @@ type runFlags struct {
 	metricsLinger time.Duration
 	procs         int       // --procs N: run as N local shard processes (procs.go)
 	push          pushFlags // --remote-write (remotewrite.go)
+	hlog          hlogFlags // --hlog, --hlog-dir (hlog.go)
 }
 
 func newRunCmd() *cobra.Command { return runCommand(&runFlags{}) }
@@ -94,6 +95,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	fl.target.register(f)
 	fl.groups.register(f)
 	fl.push.register(f)
+	fl.hlog.register(f)
 	return cmd
 }
 
@@ -203,6 +205,9 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	if err := checkOutputs("--out", outPath(fl.out, w.Name), formats); err != nil {
 		return err
 	}
+	if err := fl.hlog.check(outPath(fl.out, w.Name), fl.procs); err != nil {
+		return err
+	}
 	if fl.out == "-" {
 		stdout = stderr // the export is on stdout: the summary goes beside it
 	}
@@ -226,6 +231,12 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	if fl.push.url != "" {
 		opts = append(opts, engine.WithObserver(&remoteWriteObserver{fl: fl.push, stderr: stderr}))
 	}
+	var ho *hlogObserver
+	if fl.hlog.on() {
+		ho = &hlogObserver{fl: fl.hlog, out: outPath(fl.out, w.Name), stderr: stderr}
+		opts = append(opts, engine.WithObserver(ho))
+		defer ho.cleanup() // a run that ends before its export: no logs left behind
+	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
 	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
 	if exp == nil {
@@ -245,6 +256,11 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	written, err := writeExportSet(ctx, out, exp, formats)
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
+	}
+	if dir, err := ho.finish(out); err != nil {
+		return errors.Join(setupCause(runErr), err)
+	} else if dir != "" {
+		written = append(written, dir)
 	}
 	fmt.Fprintf(stdout, "\nexport: %s\n", out)
 	if len(written) > 0 {

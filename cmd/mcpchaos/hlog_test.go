@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results/hlog"
+)
+
+// run --hlog writes one interval log per histogram beside the export; read back with the
+// library's reader, each group's intervals add up to the export's histogram of the group, and
+// the intervals are about a second long and follow one another.
+func TestRunHlog(t *testing.T) {
+	dir := t.TempDir()
+	out, code, exp := cli(t, "run", "seed-incident-fast", "--hlog-dir", filepath.Join(dir, "logs"))
+	if code != 0 || exp == nil {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	mustContain(t, out, filepath.Join(dir, "logs")+string(filepath.Separator))
+	for _, h := range metrics.Hists() {
+		l, err := hlog.ReadFile(filepath.Join(dir, "logs", h.String()+".hlog"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.RunID != exp.Run.ID {
+			t.Errorf("%s: run id %q, the export's %q", h, l.RunID, exp.Run.ID)
+		}
+		sums, ends := map[string]int64{}, map[string]float64{}
+		for _, iv := range l.Intervals {
+			sums[iv.Group] += iv.Hist.TotalCount()
+			if iv.StartS < ends[iv.Group]-0.001 || iv.EndS <= iv.StartS {
+				t.Errorf("%s %s: interval [%.3f, %.3f) overlaps the one before (ending %.3f)", h, iv.Group, iv.StartS, iv.EndS, ends[iv.Group])
+			}
+			ends[iv.Group] = iv.EndS
+		}
+		for _, g := range exp.Groups {
+			if want := int64(g.Histograms[h.String()].Count); sums[g.Name] != want {
+				t.Errorf("%s %s: the intervals add up to %d, the export has %d", h, g.Name, sums[g.Name], want)
+			}
+			if ends[g.Name] < exp.Run.End.Sub(exp.Run.Start).Seconds()-1.5 {
+				t.Errorf("%s %s: the last interval ends at %.3fs, the run at %s", h, g.Name, ends[g.Name], exp.Run.End.Sub(exp.Run.Start))
+			}
+		}
+	}
+}
+
+// The logs' directory obeys the outputs' rules: never a FIFO or a file in its place, never a
+// directory holding anything but .hlog files, never with the export on stdout and no name.
+func TestHlogOutputsRefused(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mixed := filepath.Join(dir, "mixed")
+	os.MkdirAll(mixed, 0o755)
+	os.WriteFile(filepath.Join(mixed, "notes.txt"), []byte("mine"), 0o644)
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, tc := range []struct {
+		fl   hlogFlags
+		out  string
+		want string
+	}{
+		{hlogFlags{dir: fifo}, filepath.Join(dir, "r.json"), "not a directory"},
+		{hlogFlags{dir: file}, filepath.Join(dir, "r.json"), "not a directory"},
+		{hlogFlags{dir: mixed}, filepath.Join(dir, "r.json"), "notes.txt"},
+		{hlogFlags{beside: true}, "-", "give --hlog-dir"},
+		{hlogFlags{dir: filepath.Join(dir, "r")}, filepath.Join(dir, "r", "x.hlog"), ""},
+	} {
+		err := tc.fl.check(tc.out, 1)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v with --out %s: %v, want a usage error saying %q", tc.fl, tc.out, err, tc.want)
+		}
+	}
+	if err := (&hlogFlags{beside: true}).check(filepath.Join(dir, "r.json"), 4); err == nil {
+		t.Error("--hlog with --procs 4 was accepted")
+	}
+	if data, _ := os.ReadFile(file); string(data) != "x" {
+		t.Error("the file in the logs' place was changed")
+	}
+}
