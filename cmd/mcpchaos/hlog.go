@@ -14,6 +14,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/hlog"
 )
 
@@ -176,4 +177,31 @@ func (o *hlogObserver) cleanup() {
 		fmt.Fprintf(o.stderr, "warning: --hlog: cleaning up %s: %v\n", o.live, err)
 	}
 	o.live = ""
+}
+
+// hlogsBeside reads the interval logs of the run exported at path from the directory beside
+// it (<export>.hlog/, as run --hlog writes it), by histogram; nil when there is none. A log of
+// another run left there, or a damaged one, is left out and said on w.
+func hlogsBeside(path string, e *results.Export, w io.Writer) map[string]*hlog.Log {
+	dir := (&hlogFlags{beside: true}).hlogDir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	out := map[string]*hlog.Log{}
+	for _, h := range metrics.Hists() {
+		p := filepath.Join(dir, h.String()+".hlog")
+		l, err := hlog.ReadFile(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		case err != nil:
+			fmt.Fprintf(w, "warning: %v; left out of the report\n", err)
+			continue
+		case l.RunID != e.Run.ID:
+			fmt.Fprintf(w, "warning: %s is of run %q, not of %s (run %q); left out of the report\n", p, l.RunID, path, e.Run.ID)
+			continue
+		}
+		out[h.String()] = l
+	}
+	return out
 }

@@ -84,3 +84,41 @@ func TestHlogOutputsRefused(t *testing.T) {
 		t.Error("the file in the logs' place was changed")
 	}
 }
+
+// run --hlog puts the logs beside the export, where report finds them and draws latency over
+// time; a log of another run is left out, and said.
+func TestHlogBesideExportInReport(t *testing.T) {
+	out, code, exp := cli(t, "run", "seed-incident-fast", "--hlog")
+	if code != 0 || exp == nil {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	var path string
+	for _, line := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(line, "export: "); ok {
+			path = strings.TrimSpace(p)
+		}
+	}
+	mustContain(t, out, strings.TrimSuffix(path, ".json")+".hlog"+string(filepath.Separator))
+	var warn strings.Builder
+	if logs := hlogsBeside(path, exp, &warn); len(logs) != len(metrics.Hists()) || warn.Len() > 0 {
+		t.Fatalf("%d logs read beside %s (%s), want %d", len(logs), path, warn.String(), len(metrics.Hists()))
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	root := newRoot()
+	root.SetArgs([]string{"report", path, "-o", html})
+	root.SetOut(&warn)
+	root.SetErr(&warn)
+	if err := root.Execute(); err != nil {
+		t.Fatal(err, warn.String())
+	}
+	page, _ := os.ReadFile(html)
+	if !strings.Contains(string(page), "tool_call_latency over time") {
+		t.Error("the report has no tool_call_latency over time plot")
+	}
+	other := *exp
+	other.Run.ID = "another-run"
+	warn.Reset()
+	if logs := hlogsBeside(path, &other, &warn); len(logs) != 0 || !strings.Contains(warn.String(), `is of run "`+exp.Run.ID+`"`) {
+		t.Errorf("the logs of run %s were taken for run another-run (%d logs; %q)", exp.Run.ID, len(logs), warn.String())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -55,9 +56,12 @@ func Read(r io.Reader) (*Log, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), "#"+RunIDComment); ok {
-			if _, err := fmt.Sscanf(strings.TrimSuffix(rest, "]"), "%s start_ms: %d", &l.RunID, &l.startMS); err != nil {
-				return nil, fmt.Errorf("the mcpchaos comment %q: %w", sc.Text(), err)
+			id, ms, ok := strings.Cut(strings.TrimSuffix(rest, "]"), " start_ms: ")
+			n, err := strconv.ParseInt(ms, 10, 64)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("the mcpchaos comment %q: want run_id: ID start_ms: MILLISECONDS", sc.Text())
 			}
+			l.RunID, l.startMS = id, n
 			break
 		}
 	}
