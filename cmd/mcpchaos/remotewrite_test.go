@@ -31,7 +31,8 @@ func TestRemoteWriteToPrometheusAndDashboard(t *testing.T) {
 	if code != 0 || exp == nil {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	mustContain(t, out, "mcpchaos: pushing metrics to http://[redacted]@", ", 0 failed, 0 dropped")
+	// Drops are allowed (a starved machine can fill the queue); the final values must arrive.
+	mustContain(t, out, "mcpchaos: pushing metrics to http://[redacted]@", ", 0 failed, ")
 	if strings.Contains(out, "pw-not-shown") {
 		t.Errorf("the output shows the URL's password:\n%s", out)
 	}

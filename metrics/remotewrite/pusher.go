@@ -58,7 +58,8 @@ type Pusher struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	done    chan struct{}
-	stopped atomic.Bool
+	qmu     sync.RWMutex // Push sends under RLock; Stop sets stopped under Lock, then closes queue
+	stopped bool
 
 	sent, samples, failed, dropped atomic.Int64
 	final                          atomic.Bool
@@ -167,12 +168,14 @@ func (p *Pusher) URL() string { return p.shown }
 // Push gathers the series now and queues them; when the queue is full the batch is dropped
 // and counted. It never waits for the network.
 func (p *Pusher) Push(now time.Time) {
-	if p.stopped.Load() {
-		return
-	}
 	b, err := p.gather(now, false)
 	if err != nil {
 		p.fail(err)
+		return
+	}
+	p.qmu.RLock()
+	defer p.qmu.RUnlock()
+	if p.stopped {
 		return
 	}
 	select {
@@ -194,7 +197,11 @@ func (p *Pusher) gather(now time.Time, final bool) (batch, error) {
 // Stop pushes the final values (gathered at now) and waits until they are sent, tried for
 // good, or FlushTimeout (or ctx) ends the wait; batches still queued then are dropped.
 func (p *Pusher) Stop(ctx context.Context, now time.Time) Stats {
-	if p.stopped.Swap(true) {
+	p.qmu.Lock()
+	again := p.stopped
+	p.stopped = true
+	p.qmu.Unlock()
+	if again {
 		<-p.done
 		return p.Stats()
 	}

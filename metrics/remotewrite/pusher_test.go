@@ -199,3 +199,33 @@ func TestBadSettings(t *testing.T) {
 		}
 	}
 }
+
+// Push may race with Stop (a ticker that fires as the run ends): it is then a no-op, never a
+// send on a closed queue; a second Stop returns the same stats.
+func TestPushDuringStop(t *testing.T) {
+	rc := &receiver{statuses: []int{204}}
+	addr := loopback.Serve(t, rc, nil)
+	reg, _, _ := testRegistry()
+	p, err := remotewrite.Start(reg, remotewrite.Options{URL: "http://" + addr + "/w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				p.Push(time.Now())
+			}
+		}
+	})
+	st := p.Stop(context.Background(), time.Now())
+	close(stop)
+	wg.Wait()
+	if !st.Final || p.Stop(context.Background(), time.Now()) != p.Stats() {
+		t.Fatalf("stats %+v: want the final values sent, and a second Stop to change nothing", st)
+	}
+}
