@@ -19,7 +19,6 @@ const RunIDComment = "[mcpchaos run_id: "
 // Writer writes the interval logs of a run's recorders, one log per histogram.
 type Writer struct {
 	recs  []*metrics.Recorder
-	outs  [][]byte // per histogram: the lines not yet written
 	ws    []*bufio.Writer
 	logs  []*hdrhistogram.HistogramLogWriter
 	prev  [][]*hdrhistogram.Histogram // per group, per histogram: the cumulative one at the last tick
