@@ -130,10 +130,15 @@ func (o *remoteWriteObserver) Every() time.Duration { return o.fl.interval }
 // Observe queues the series now; it never waits for the receiver.
 func (o *remoteWriteObserver) Observe(_ *engine.View, now time.Time) { o.p.Push(now) }
 
-// Stop pushes the final values (mcpchaos_run_finished 1) and says what was pushed, dropped
-// or refused.
-func (o *remoteWriteObserver) Stop(*engine.View, time.Time) {
-	if o.p == nil {
+// Stop does nothing: the numbers are final only once the run has counted what the server
+// alone knows (calls run twice), after the observers stop; flush pushes them then.
+func (o *remoteWriteObserver) Stop(*engine.View, time.Time) {}
+
+// flush pushes the final values (mcpchaos_run_finished 1) once engine.Run has returned, and
+// says what was pushed, dropped or refused. A nil observer, or one that never started, has
+// nothing to flush.
+func (o *remoteWriteObserver) flush() {
+	if o == nil || o.p == nil {
 		return
 	}
 	o.finished.Store(true)

@@ -228,8 +228,10 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 		mo = &metricsObserver{addr: fl.metricsAddr, stderr: stderr}
 		opts = append(opts, engine.WithObserver(mo))
 	}
+	var ro *remoteWriteObserver
 	if fl.push.url != "" {
-		opts = append(opts, engine.WithObserver(&remoteWriteObserver{fl: fl.push, stderr: stderr}))
+		ro = &remoteWriteObserver{fl: fl.push, stderr: stderr}
+		opts = append(opts, engine.WithObserver(ro))
 	}
 	var ho *hlogObserver
 	if fl.hlog.on() {
@@ -238,6 +240,8 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 		defer ho.cleanup() // a run that ends before its export: no logs left behind
 	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
+	// The final values are counted by now (calls run twice, from the server): push them.
+	ro.flush()
 	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
 	if exp == nil {
 		return runErr
