@@ -16,7 +16,6 @@ import (
 // follow one another to the run's end. report finds them there and draws latency over time;
 // a log of another run is left out, and said.
 func TestRunHlog(t *testing.T) {
-	t.Parallel()
 	out, code, exp := cli(t, "run", "seed-incident-fast", "--hlog")
 	// A starved machine can make the run itself fail (exit 1, "could not measure"): what is
 	// tested here is what it wrote and pushed, which it does all the same.

@@ -25,7 +25,6 @@ import (
 // (deploy/grafana/mcpchaos.json), its panels', annotations' and variables', returns data
 // about the run.
 func TestRemoteWriteToPrometheusAndDashboard(t *testing.T) {
-	t.Parallel()
 	base := startPrometheusRW(t)
 	out, code, exp := cli(t, "run", "seed-incident-fast", "--remote-write", "http://ci:pw-not-shown@"+strings.TrimPrefix(base, "http://")+"/api/v1/write",
 		"--remote-write-interval", "500ms", "--label", "release=v9.9", "--label", "ci.job=rw-test")
