@@ -53,6 +53,11 @@ const (
 	SilentSubstitutions           // POSTs with a dead session's id that the server answered 2xx, unnoticed by the library
 	CallsNotMade                  // turns of a calls phase that passed with no live session to call on
 	CallsRunTwice                 // tool calls the server ran again (the reference server knows; 0 elsewhere: not observable)
+	// The listen stream of the stateless revision (subscriptions/listen; docs/metrics.md).
+	Listens               // listen streams the server acknowledged, re-listens included
+	ListenDrops           // listen streams that ended without their completion while the client listened
+	NotificationsReceived // notifications read on listen streams
+	NotificationsLost     // numbered notifications that never arrived: gaps between a drop and the re-listen
 	numCounters
 )
 
@@ -66,6 +71,7 @@ var counterNames = [numCounters]string{
 	"calls_hung", "hung_ms", "replayed_errors_delivered", "dead_session_background_requests",
 	"listeners_silently_dead", "errors_misclassified", "silent_substitutions",
 	"calls_not_made", "calls_run_twice",
+	"listens", "listen_drops", "notifications_received", "notifications_lost",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -107,6 +113,10 @@ var counterHelp = [numCounters]string{
 	"Requests with a dead session's id that the server answered 2xx, unnoticed by the client library.",
 	"Turns of a calls phase that passed with no live session to call on (reconnecting, re-initializing).",
 	"Executions of a tool call beyond its first, as the reference server counted them (a retry or re-issue of a call that had run).",
+	"Stateless revision: listen streams (subscriptions/listen) the server acknowledged, re-listens included.",
+	"Stateless revision: listen streams that ended without their completion result while the client listened (cut).",
+	"Stateless revision: notifications read on listen streams.",
+	"Stateless revision: numbered notifications that never arrived (sent between a drop and the re-listen).",
 }
 
 // Counters lists every counter in export order.

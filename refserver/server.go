@@ -24,12 +24,15 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // Stats are the server's counters since New.
 type Stats struct {
 	SessionsCreated int64
-	SessionsLive    int64 // alive now, whether or not a stream is open
-	SessionsDied    int64 // by TTL or DELETE
-	StreamsOpen     int64 // GET connections streaming now
-	EventsEmitted   int64 // messages logged: notifications, progress, SSE responses
-	EventsReplayed  int64 // messages sent to a GET after its Last-Event-ID that were logged before it
-	DeadRequests    int64 // requests answered with DeadStatus
+	SessionsLive    int64  // alive now, whether or not a stream is open
+	SessionsDied    int64  // by TTL or DELETE
+	StreamsOpen     int64  // GET connections streaming now
+	EventsEmitted   int64  // messages logged: notifications, progress, SSE responses
+	EventsReplayed  int64  // messages sent to a GET after its Last-Event-ID that were logged before it
+	DeadRequests    int64  // requests answered with DeadStatus
+	ListensOpen     int64  // subscriptions/listen streams open now (stateless.go)
+	ListenNotified  int64  // numbered notifications written to listen streams
+	ListenSeq       uint64 // the last notification's number: how many were broadcast
 }
 
 // Server is the reference MCP server. It is an http.Handler that serves the
@@ -47,6 +50,7 @@ type Server struct {
 	closeOnce sync.Once
 	cutOnce   sync.Once
 	ticker    sync.WaitGroup
+	lis       listeners // the stateless revision's listen streams
 
 	created, streams, emitted, replayed, deadRequests atomic.Int64
 }
@@ -175,6 +179,9 @@ func (s *Server) Stats() Stats {
 		EventsEmitted:   s.emitted.Load(),
 		EventsReplayed:  s.replayed.Load(),
 		DeadRequests:    s.deadRequests.Load(),
+		ListensOpen:     s.lis.open.Load(),
+		ListenNotified:  s.lis.sent.Load(),
+		ListenSeq:       s.lis.seq.Load(),
 	}
 }
 
@@ -217,6 +224,9 @@ func (s *Server) tick() {
 			return
 		case <-notify:
 			buf = s.notifyAll(buf, turn)
+			if turn == 0 {
+				s.lis.broadcast() // once an interval, to every listen stream
+			}
 			turn = (turn + 1) % notifySlots
 		case <-keepalive:
 			s.logs.each(func(_ sessionKey, l *eventLog) { l.keepalive() })
