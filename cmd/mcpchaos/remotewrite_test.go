@@ -4,19 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/promtest"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -25,7 +23,7 @@ import (
 // (deploy/grafana/mcpchaos.json), its panels', annotations' and variables', returns data
 // about the run.
 func TestRemoteWriteToPrometheusAndDashboard(t *testing.T) {
-	base := startPrometheusRW(t)
+	base := promtest.Start(t, promtest.Options{RemoteWriteReceiver: true}).URL
 	out, code, exp := cli(t, "run", "seed-incident-fast", "--remote-write", "http://ci:pw-not-shown@"+strings.TrimPrefix(base, "http://")+"/api/v1/write",
 		"--remote-write-interval", "500ms", "--label", "release=v9.9", "--label", "ci.job=rw-test")
 	// A starved machine can make the run itself fail (exit 1, "could not measure"): what is
@@ -222,73 +220,4 @@ func promRange(t *testing.T, base, q string, start, end time.Time) []promSample 
 		}
 	}
 	return out
-}
-
-// startPrometheusRW runs Debian's prometheus on a free loopback port with the remote write
-// receiver on and its TSDB in a temp dir, stopped by PID when t ends; it returns the base URL.
-// A missing prometheus skips the test, except under CI=true. (A minimal copy of what
-// internal/promtest offers where it exists.)
-func startPrometheusRW(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("prometheus is not installed, and CI must run the remote write tests: .ci/run installs Debian's prometheus")
-		}
-		t.Skip("prometheus is not installed: the remote write tests need it (apt-get install prometheus)")
-	}
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1m\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var last string
-	for range 3 { // a freed port can be taken by someone else before prometheus binds it
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		var out lockedBuffer
-		cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-			"--web.listen-address="+addr, "--web.enable-remote-write-receiver", "--log.level=warn")
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting prometheus: %v", err)
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		stop := func() {
-			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGTERM) // ours, by PID
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-			}
-		}
-		for deadline := time.Now().Add(30 * time.Second); ; {
-			if resp, err := http.Get("http://" + addr + "/-/ready"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					t.Cleanup(stop)
-					return "http://" + addr
-				}
-			}
-			select {
-			case <-exited:
-			default:
-				if time.Now().Before(deadline) {
-					time.Sleep(50 * time.Millisecond) // polling for readiness, not synchronising a result
-					continue
-				}
-				stop()
-			}
-			break
-		}
-		last = out.String()
-	}
-	t.Fatalf("prometheus did not start:\n%s", last)
-	return ""
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpchaos/mcpchaos/internal/loopback"
+	"github.com/mcpchaos/mcpchaos/internal/promtest"
 	"github.com/mcpchaos/mcpchaos/metrics/remotewrite"
 )
 
@@ -31,7 +32,7 @@ func testRegistry() (*prometheus.Registry, *prometheus.CounterVec, prometheus.Hi
 // A real Prometheus receives the series with the run's labels, and the final values (those
 // gathered at Stop) are the ones it answers with.
 func TestPushReachesPrometheus(t *testing.T) {
-	base := startPrometheus(t)
+	base := promtest.Start(t, promtest.Options{RemoteWriteReceiver: true}).URL
 	reg, c, h := testRegistry()
 	p, err := remotewrite.Start(reg, remotewrite.Options{
 		URL:    base + "/api/v1/write",
