@@ -94,6 +94,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	for _, l := range fl.labels {
 		extra = append(extra, "--label", l)
 	}
+	extra = append(extra, fl.push.args()...)
 	if err := kids.startShards(ctx, self, arg, dir, n, start, extra, stderr); err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ opened offline. -o - writes it to stdout.`,
 				if err != nil {
 					return err
 				}
-				runs = append(runs, report.Run{File: p, Export: e})
+				runs = append(runs, report.Run{File: p, Export: e, Intervals: hlogsBeside(p, e, cmd.ErrOrStderr())})
 			}
 			opts := report.Options{Title: title, Version: version}
 			if out == "-" {

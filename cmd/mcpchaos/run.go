@@ -32,7 +32,9 @@ type runFlags struct {
 	metricsPublic bool
 	labels        []string // --label key=value, repeatable
 	metricsLinger time.Duration
-	procs         int // --procs N: run as N local shard processes (procs.go)
+	procs         int       // --procs N: run as N local shard processes (procs.go)
+	push          pushFlags // --remote-write (remotewrite.go)
+	hlog          hlogFlags // --hlog, --hlog-dir (hlog.go)
 }
 
 func newRunCmd() *cobra.Command { return runCommand(&runFlags{}) }
@@ -92,6 +94,8 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	f.BoolVar(&fl.metricsPublic, "metrics-public", false, "allow a non-loopback --metrics-addr")
 	fl.target.register(f)
 	fl.groups.register(f)
+	fl.push.register(f)
+	fl.hlog.register(f)
 	return cmd
 }
 
@@ -155,6 +159,9 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		return nil, err
 	}
 	opts = append(opts, engine.WithLabels(labels))
+	if err := fl.push.check(labels); err != nil {
+		return nil, err
+	}
 	if fl.metricsAddr != "" {
 		if err := checkMetricsAddr(fl.metricsAddr, fl.metricsPublic); err != nil {
 			return nil, err
@@ -210,6 +217,9 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	if err := checkOutputs("--out", outPath(fl.out, w.Name), formats); err != nil {
 		return err
 	}
+	if err := fl.hlog.check(outPath(fl.out, w.Name), fl.procs); err != nil {
+		return err
+	}
 	if fl.out == "-" {
 		stdout = stderr // the export is on stdout: the summary goes beside it
 	}
@@ -230,7 +240,20 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 		mo = &metricsObserver{addr: fl.metricsAddr, stderr: stderr}
 		opts = append(opts, engine.WithObserver(mo))
 	}
+	var ro *remoteWriteObserver
+	if fl.push.url != "" {
+		ro = &remoteWriteObserver{fl: fl.push, stderr: stderr}
+		opts = append(opts, engine.WithObserver(ro))
+	}
+	var ho *hlogObserver
+	if fl.hlog.on() {
+		ho = &hlogObserver{fl: fl.hlog, out: outPath(fl.out, w.Name), stderr: stderr}
+		opts = append(opts, engine.WithObserver(ho))
+		defer ho.cleanup() // a run that ends before its export: no logs left behind
+	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
+	// The final values are counted by now (calls run twice, from the server): push them.
+	ro.flush()
 	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
 	if exp == nil {
 		return runErr
@@ -255,6 +278,11 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	written, err := writeExportSet(ctx, out, exp, formats)
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
+	}
+	if dir, err := ho.finish(out); err != nil {
+		return errors.Join(setupCause(runErr), err)
+	} else if dir != "" {
+		written = append(written, dir)
 	}
 	fmt.Fprintf(stdout, "\nexport: %s\n", out)
 	if len(written) > 0 {

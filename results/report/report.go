@@ -5,7 +5,8 @@
 // trends across them. It opens with the verdict (thresholds, regressions against the earlier
 // good runs, hazards found) before any detail. Plots are inline SVG written directly (svg.go).
 //
-// It reads exports only; it never runs anything.
+// It reads exports, and the interval logs (package hlog) its caller read beside them; it never
+// runs anything.
 package report
 
 import (
@@ -18,12 +19,16 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/hlog"
 )
 
 // Run is one export to report on, with the file it came from.
 type Run struct {
 	File   string
 	Export *results.Export
+	// Intervals are the run's interval logs by histogram name (run --hlog), for the plots of
+	// latency over time; nil: none.
+	Intervals map[string]*hlog.Log
 }
 
 // Options adjusts the report.
@@ -97,6 +102,8 @@ type runData struct {
 	Counters               []tableRow
 	Latencies              []tableRow
 	LatencyPlots           []template.HTML
+	OverTime               []template.HTML
+	OverTimeNote           string
 	EmptyHists             []string
 	Timelines              []template.HTML
 	Damage                 template.HTML
@@ -217,7 +224,11 @@ func runView(n int, r Run, open bool) (runData, error) {
 		} else {
 			rd.EmptyHists = append(rd.EmptyHists, h.String())
 		}
+		if s, ok := latencyOverTimePlot(e, h.String(), r.Intervals[h.String()]); ok {
+			rd.OverTime = append(rd.OverTime, template.HTML(s))
+		}
 	}
+	rd.OverTimeNote = overTimeNote(r)
 	for _, g := range e.Groups {
 		s, ok, err := timelinePlot(e, g.Name)
 		if err != nil {
@@ -331,7 +342,11 @@ code { font-size: .85rem; }
 <p class="muted">HdrHistogram style: the x axis stretches the tail (90%, 99%, 99.9%, ...) on a log scale.</p>
 {{range .LatencyPlots}}{{.}}
 {{end}}{{if .EmptyHists}}<p class="muted">No samples: {{range $i, $h := .EmptyHists}}{{if $i}}, {{end}}{{$h}}{{end}}.</p>{{end}}
-</details>
+
+<h3>Latency over time</h3>
+<p class="muted">{{.OverTimeNote}}</p>
+{{range .OverTime}}{{.}}
+{{end}}</details>
 {{end}}
 <p class="muted">Written by mcpchaos report. This file is self-contained: it loads nothing from the network. Every number is defined in docs/metrics.md of the mcpchaos repository.</p>
 </body>
