@@ -50,6 +50,9 @@ type runner struct {
 	gen  *generator.Sampler
 
 	secrets *redact.Set // cut out of all that leaves the run (secrets.go)
+
+	leakMu sync.Mutex
+	leak   *results.SessionLeak // the session-leak check's verdict (leakcheck.go)
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -165,6 +168,12 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	wg.Go(func() { r.gen.Run(runCtx) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
+	}
+	if lc, ok := r.planLeakCheck(); ok {
+		wg.Go(func() {
+			defer guard.Catch(runCtx, "session-leak check")
+			r.runLeakCheck(runCtx, start, lc)
+		})
 	}
 	obs.start(runCtx)
 	wg.Wait()

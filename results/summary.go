@@ -73,6 +73,14 @@ var libraryRows = []struct {
 	{"failed call latency p50 / p99", latency("call_failure_latency")},
 }
 
+// churnRow is added when clients churned: how their sessions ended.
+var churnRow = struct {
+	label string
+	value func(g *Group) string
+}{"sessions closed / abandoned", func(g *Group) string {
+	return fmt.Sprintf("%d / %d", g.Counters["sessions_closed"], g.Counters["sessions_abandoned"])
+}}
+
 // rowMetrics are the metrics a summary row shows, where a run may withhold them: a row any of
 // them is withheld for a group shows the mark in that group's column (Run.Withheld).
 var rowMetrics = map[string][]string{
@@ -132,6 +140,9 @@ func WriteSummary(w io.Writer, e *Export) error {
 	rows := summaryRows
 	if len(e.Run.Libraries) > 0 {
 		rows = append(rows[:len(rows):len(rows)], libraryRows...)
+	}
+	if e.Overall.Counters["sessions_abandoned"] > 0 { // a churn workload (docs/session-leaks.md)
+		rows = append(rows[:len(rows):len(rows)], churnRow)
 	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t", row.label)

@@ -68,5 +68,16 @@ func printThresholds(w io.Writer, rs []results.ThresholdResult, note string) err
 	return nil
 }
 
-// verdictError is the gate error of an export's thresholds, or nil if all passed.
-func verdictError(e *results.Export) error { return thresholdsGate(e.Thresholds) }
+// verdictError is the gate error of an export's thresholds and its session-leak check, or nil
+// if all passed.
+func verdictError(e *results.Export) error {
+	err := thresholdsGate(e.Thresholds)
+	if l := e.Run.SessionLeak; l.Failed() {
+		msg := "session-leak check failed: " + l.Verdict
+		if err != nil {
+			msg = err.Error() + "; " + msg
+		}
+		return &gateError{msg}
+	}
+	return err
+}

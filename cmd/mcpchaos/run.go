@@ -272,7 +272,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 	case err != nil:
 		return err
 	case plan.Shard == nil:
-		return thresholdsGate(exp.Thresholds)
+		return verdictError(exp) // the thresholds and the session-leak check
 	}
 	return nil
 }
@@ -304,6 +304,9 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 	note := ""
 	if plan.Shard != nil {
 		note = "(a shard's thresholds are judged on the merged result: mcpchaos merge)"
+	}
+	if l := exp.Run.SessionLeak; l != nil { // engine/leakcheck.go
+		fmt.Fprintf(stdout, "\nsession-leak check: %s\n", l.Verdict)
 	}
 	return printThresholds(stdout, exp.Thresholds, note)
 }
