@@ -46,6 +46,8 @@ type View struct {
 	phases     []workloads.Phase
 	faultNames []string
 	faultsNow  func() []string
+	// faultsDuring names the faults in force in a window since the start (faultwindow.go).
+	faultsDuring func(from, to time.Duration) []string
 
 	fleets      []*fleet.Fleet
 	recs        []*metrics.Recorder

@@ -133,6 +133,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs.v.Start = start
 	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
+	obs.v.faultsDuring = r.faultsDuring
 	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)

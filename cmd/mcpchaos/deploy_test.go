@@ -23,9 +23,9 @@ func TestKubernetesManifests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := strings.NewReplacer("${RUN_ID}", runID, "${START_AT}", startAt).Replace(string(data))
+		s := strings.NewReplacer("${RUN_ID}", runID, "${START_AT}", startAt, "${IMAGE}", "registry.example.com/team/mcpchaos:1.4.2").Replace(string(data))
 		if strings.Contains(s, "${") {
-			t.Fatalf("%s: a placeholder other than ${RUN_ID} and ${START_AT}", name)
+			t.Fatalf("%s: a placeholder other than ${IMAGE}, ${RUN_ID} and ${START_AT}", name)
 		}
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(s), &m); err != nil {

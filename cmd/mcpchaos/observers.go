@@ -34,8 +34,8 @@ func (p *progressObserver) Start(v *engine.View) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if !p.done {
-			p.stop = startProgress(p.mode, p.out, v.Start, v.Planned, viewStatus(v), func(now time.Time) (string, []string) {
-				return v.Phase(now), v.Faults()
+			p.stop = startProgress(p.mode, p.out, v.Start, v.Planned, viewStatus(v), func(from, now time.Time) (string, []string) {
+				return v.Phase(now), v.FaultsDuring(from, now)
 			}, v.Generator)
 		}
 	})

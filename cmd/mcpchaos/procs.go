@@ -108,7 +108,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	}
 	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
 		return sumStatus(names, kids.shards)
-	}, func(time.Time) (string, []string) { return shardsRun(kids.shards) }, nil)
+	}, func(_, _ time.Time) (string, []string) { return shardsRun(kids.shards) }, nil)
 	kids.wait()
 	stopProgress()
 	return mergeShards(ctx, w, fl, out, dir, formats, n, kids.shards, stdout, stderr)

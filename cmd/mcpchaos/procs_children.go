@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -148,13 +146,10 @@ func startShard(self string, args []string, index int, file string, stderr io.Wr
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			if js, ok := strings.CutPrefix(line, statusPrefix); ok {
-				var st statusLine
-				if json.Unmarshal([]byte(js), &st) == nil {
-					s.mu.Lock()
-					s.last, s.run = st.Groups, statusLine{Phase: st.Phase, Faults: st.Faults}
-					s.mu.Unlock()
-				}
+			if st, ok := parseStatus(line); ok {
+				s.mu.Lock()
+				s.last, s.run = st.Groups, statusLine{Phase: st.Phase, Faults: st.Faults}
+				s.mu.Unlock()
 				continue
 			}
 			fmt.Fprintf(stderr, "shard %d: %s\n", index, line)

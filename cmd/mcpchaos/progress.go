@@ -137,16 +137,16 @@ func clockLine(start time.Time, planned time.Duration, round time.Duration) stri
 	return fmt.Sprintf("%s / %s", el.Truncate(round), planned)
 }
 
-// runSource reports the phase in force at now and the faults in force ("" and none when not
-// known).
-type runSource func(now time.Time) (phase string, faults []string)
+// runSource reports the phase in force at now and the faults in force at some moment since
+// from (from == now: at now); "" and none when not known.
+type runSource func(from, now time.Time) (phase string, faults []string)
 
 // runLine is the progress view's line of the run as a whole: the phase and the faults in force.
 func runLine(run runSource, now time.Time) string {
 	if run == nil {
 		return ""
 	}
-	phase, fs := run(now)
+	phase, fs := run(now, now)
 	if phase == "" {
 		phase = "-"
 	}
@@ -175,19 +175,21 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 	case "off":
 		return func() {}
 	case "json":
+		prev := time.Now()
 		return ticking(time.Second, func() {
 			now := time.Now()
 			st := statusLine{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()}
 			if run != nil {
-				st.Phase, st.Faults = run(now)
+				st.Phase, st.Faults = run(prev, now) // a fault shorter than a tick is in the line covering it
 			}
+			prev = now
 			if gen != nil {
 				if l := gen(); l.AtS > 0 {
 					st.Generator = &l
 				}
 			}
 			b, _ := json.Marshal(st)
-			fmt.Fprintf(out, "%s%s\n", statusPrefix, b)
+			fmt.Fprintf(out, "%s\n", b)
 		})
 	}
 	tty := false
@@ -212,16 +214,16 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 	})
 }
 
-// statusPrefix marks a --progress json line among a shard's other output.
-const statusPrefix = "mcpchaos-status "
-
-// statusLine is one --progress json line (after statusPrefix), written every second:
+// statusLine is one --progress json line, a JSON Lines record written every second:
 //
-//	mcpchaos-status {"time":"2026-12-02T17:45:10.5Z","elapsed_s":1.5,"groups":[{"name":"naive","live":25,...}]}
+//	{"time":"2026-12-02T17:45:10.5Z","elapsed_s":1.5,"groups":[{"name":"naive","live":25,...}]}
 //
 // time is when it was written (UTC), elapsed_s the seconds since the run's start (negative
-// while waiting for --start-at), phase and faults what is in force, groups each group's row
-// (groupStatus). docs/commands.md, "Progress".
+// while waiting for --start-at), phase the phase in force, faults every fault in force at some
+// moment since the previous line, groups each group's row (groupStatus). The other lines a run
+// writes to stderr (warnings, problems, the summary's notes) never start with '{'; a --procs
+// parent tells its shards' status lines from them with parseStatus and prefixes the others
+// with the shard's number. docs/commands.md, "Progress".
 type statusLine struct {
 	Time     time.Time     `json:"time"`
 	ElapsedS float64       `json:"elapsed_s"`
@@ -231,6 +233,14 @@ type statusLine struct {
 	// Generator is the load generator's own figures of its last second (docs/metrics.md,
 	// "Generator"); absent before the first second or in a --procs parent.
 	Generator *generator.Live `json:"generator,omitempty"`
+}
+
+// parseStatus reads a --progress json line; ok is false for any other line.
+func parseStatus(line string) (st statusLine, ok bool) {
+	if !strings.HasPrefix(line, `{"time":`) {
+		return st, false
+	}
+	return st, json.Unmarshal([]byte(line), &st) == nil
 }
 
 func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) func() {

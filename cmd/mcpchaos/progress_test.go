@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 )
@@ -58,4 +61,62 @@ func TestProgressModesOffTerminal(t *testing.T) {
 	if want := `{"time":"2026-12-02T17:45:10Z","elapsed_s":1.5,"groups":[{"name":"naive","live":3,"reconnecting":0,"believed_live_but_dead":0,"dead_detected":0,"misattributed":0}]}`; string(b) != want {
 		t.Errorf("json line %s, want %s", b, want)
 	}
+}
+
+// --progress json is pure JSON Lines, one record a second, and a fault shorter than a second
+// is named by the line whose second covers it (time is synctest's fake clock: exact).
+func TestProgressJSONLines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		src := func() []groupStatus { return []groupStatus{{Name: "naive", Live: 3}} }
+		// The fault "blip" is in force from 1.2 s to 1.5 s: between two ticks.
+		run := func(from, now time.Time) (string, []string) {
+			a, b := start.Add(1200*time.Millisecond), start.Add(1500*time.Millisecond)
+			if from.Before(b) && !now.Before(a) {
+				return "active", []string{"blip"}
+			}
+			return "active", nil
+		}
+		var buf syncBuffer
+		stop := startProgress("json", &buf, start, 3*time.Second, src, run, nil)
+		time.Sleep(3*time.Second + time.Millisecond)
+		stop()
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%d lines in 3 s, want 3:\n%s", len(lines), buf.String())
+		}
+		for i, l := range lines {
+			var st statusLine
+			if err := json.Unmarshal([]byte(l), &st); err != nil {
+				t.Fatalf("line %d is not a JSON record: %v: %q", i+1, err, l)
+			}
+			if _, ok := parseStatus(l); !ok {
+				t.Errorf("line %d: parseStatus refuses it", i+1)
+			}
+			if want := i == 1; slices.Contains(st.Faults, "blip") != want {
+				t.Errorf("line %d (second %d): faults %v; blip in force from 1.2 s to 1.5 s", i+1, i+1, st.Faults)
+			}
+		}
+		if _, ok := parseStatus("warning: the runner was starved"); ok {
+			t.Error("parseStatus took a warning line for a status line")
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for the ticker's goroutine and the test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -157,11 +156,8 @@ func waitLine(lines <-chan string, when string) bool {
 				return true
 			}
 		case "midrun":
-			if js, ok := strings.CutPrefix(line, statusPrefix); ok {
-				var st statusLine
-				if json.Unmarshal([]byte(js), &st) == nil && len(st.Groups) > 1 && st.Groups[0].Live > 0 && st.Groups[1].Live > 0 {
-					return true
-				}
+			if st, ok := parseStatus(line); ok && len(st.Groups) > 1 && st.Groups[0].Live > 0 && st.Groups[1].Live > 0 {
+				return true
 			}
 		}
 	}

@@ -30,9 +30,12 @@ func load(t *testing.T, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.NewReplacer("${RUN_ID}", "20260102-150405", "${START_AT}", "2026-01-02T15:06:00Z").Replace(string(data))
+	if strings.Contains(string(data), "image: ") && !strings.Contains(string(data), "image: ${IMAGE}") {
+		t.Errorf("%s: an image written in; use ${IMAGE}, which envsubst fills in (docs/shards.md)", name)
+	}
+	s := strings.NewReplacer("${RUN_ID}", "20260102-150405", "${START_AT}", "2026-01-02T15:06:00Z", "${IMAGE}", "registry.example.com/team/mcpchaos:1.4.2").Replace(string(data))
 	if strings.Contains(s, "${") {
-		t.Fatalf("%s: a placeholder other than ${RUN_ID} and ${START_AT}", name)
+		t.Fatalf("%s: a placeholder other than ${IMAGE}, ${RUN_ID} and ${START_AT}", name)
 	}
 	js, err := yaml.YAMLToJSON([]byte(s))
 	if err != nil {
