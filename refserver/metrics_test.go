@@ -154,3 +154,23 @@ func TestMaxSessionsRefusesWith503(t *testing.T) {
 		})
 	}
 }
+
+// A cluster's metrics sum its replicas' sessions and count a shared event log once.
+func TestMetricsOfACluster(t *testing.T) {
+	inst, err := StartCluster("127.0.0.1:0", Config{MaxSessions: 1}, Topology{Replicas: 2, Routing: RouteRoundRobin, EventLog: LogShared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Close() })
+	a := mustInit(t, inst.URL)
+	mustInit(t, inst.URL) // round robin: one session on each replica
+	var res struct{ Content []any }
+	a.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "a"}}).result(t, &res)
+	// Each replica holds its one session, its cap: a third initialize is refused by either.
+	if resp := newClient(t, inst.URL).post("initialize", map[string]any{"protocolVersion": "2025-11-25"}); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("initialize beyond each replica's cap: %d; want 503", resp.StatusCode)
+	}
+	got := scrape(t, inst)
+	want(t, got, map[string]float64{"sessions_held": 2, "sessions_live": 2, "sessions_opened_total": 2,
+		"sessions_refused_total": 1, "event_logs": 2, `requests_total{code="503"}`: 1})
+}
