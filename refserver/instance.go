@@ -67,6 +67,7 @@ func listenAndServe(ln net.Listener, inst *Instance, h http.Handler) *Instance {
 	mux := http.NewServeMux()
 	mux.Handle(Path, counted(h, codes))
 	mux.Handle(MetricsPath, inst.metrics)
+	mux.Handle(SessionsPath, sessionsJSON(inst))
 	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	inst.URL = "http://" + ln.Addr().String() + Path
 	inst.Addr = ln.Addr().String()

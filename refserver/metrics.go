@@ -1,6 +1,7 @@
 package refserver
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -166,4 +167,22 @@ func (c *Cluster) logSize() logSize {
 		t.Logs, t.Entries, t.Bytes = t.Logs+z.Logs, t.Entries+z.Entries, t.Bytes+z.Bytes
 	}
 	return t
+}
+
+// SessionsPath answers the instance's session counts as JSON, for a status-page probe (an http
+// probe's json_field, e.g. sessions.held) where no Prometheus is at hand: the same numbers as
+// the mcpchaos_refserver_sessions_* series.
+const SessionsPath = "/debug/sessions"
+
+// sessionsJSON is SessionsPath's answer.
+func sessionsJSON(inst *Instance) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		st := inst.Stats()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]map[string]int64{"sessions": {
+			"held": st.SessionsHeld, "live": st.SessionsLive, "opened": st.SessionsCreated,
+			"deleted": st.SessionsDeleted, "expired": st.SessionsExpired, "refused": st.SessionsRefused,
+			"max": int64(inst.config().MaxSessions),
+		}})
+	})
 }

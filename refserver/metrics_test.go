@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"bufio"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -119,6 +120,16 @@ func TestLeakKeepsDeadSessionsHeld(t *testing.T) {
 	if got[MetricsPrefix+"event_log_entries"] < 1 || got[MetricsPrefix+"event_log_bytes"] < 1 {
 		t.Errorf("event logs of leaked sessions: %v entries, %v bytes; want the echo's response kept",
 			got[MetricsPrefix+"event_log_entries"], got[MetricsPrefix+"event_log_bytes"])
+	}
+	// The same numbers as JSON, for a status-page probe.
+	resp, err := http.Get("http://" + inst.Addr + SessionsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct{ Sessions map[string]int64 }
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || page.Sessions["held"] != 3 || page.Sessions["deleted"] != 1 || page.Sessions["expired"] != 2 {
+		t.Errorf("%s = %+v, %v; want held 3, deleted 1, expired 2", SessionsPath, page.Sessions, err)
 	}
 	// A second sweep frees nothing and counts nothing twice.
 	inst.Server.reap(nil)
