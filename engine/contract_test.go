@@ -97,6 +97,15 @@ func TestRunExportErrorContract(t *testing.T) {
 		{name: "AbortError: an abort_on_fail threshold failed", plan: func(t *testing.T) *Plan {
 			return mustPlan(t, tinyWorkload(t, "contract", 1), WithThresholds(abortAtOnce))
 		}, wantErr: isA[*AbortError], withExport: true, runError: "naive.sessions_started < 1"},
+		{name: "NotSteadyError: a before probe failed", plan: func(t *testing.T) *Plan {
+			return mustPlan(t, steadyWorkload(t, "steady_state: {probes: [{name: up, when: before, http: {url: \"http://"+closedPort(t)+"/\"}}]}\n"))
+		}, wantErr: isA[*NotSteadyError], withExport: true, runError: "not steady before the run"},
+		{name: "RollbackError: a rollback failed", plan: func(t *testing.T) *Plan {
+			return mustPlan(t, steadyWorkload(t, "rollbacks: [{exec: {command: sh, args: [-c, 'exit 2']}}]\n"))
+		}, wantErr: isA[*RollbackError], withExport: true},
+		{name: "ConfigError: a rollback's variable is not set", plan: func(t *testing.T) *Plan {
+			return mustPlan(t, steadyWorkload(t, "rollbacks: [{exec: {command: sh, env: {T: \"${MCPCHAOS_CONTRACT_UNSET}\"}}}]\n"))
+		}, wantErr: isA[*ConfigError]},
 		{name: "PanicError: a goroutine of the run panicked", plan: func(t *testing.T) *Plan { return mustPlan(t, tinyWorkload(t, "contract", 1)) },
 			opts: []Option{WithObserver(panicky{})}, wantErr: isA[*PanicError], withExport: true, runError: "panic in"},
 	}

@@ -51,6 +51,11 @@ type runner struct {
 
 	secrets *redact.Set // cut out of all that leaves the run (secrets.go)
 
+	steady         *steadyState   // the steady-state probes, nil when none (steady.go)
+	rollbacks      []rollbackPlan // run at the end of every run (rollback.go)
+	rollbacksReady bool
+	began          time.Time // set-up, then the clients' start: what rollback times count from
+
 	leakMu sync.Mutex
 	leak   *results.SessionLeak // the session-leak check's verdict (leakcheck.go)
 }
@@ -66,6 +71,8 @@ type runner struct {
 //	*AbortError     export: a threshold with abort_on_fail failed for good; run.aborted says which
 //	*PanicError     export: a goroutine of the run panicked; run.error says where (stack on stderr)
 //	*SetupError     export: the run could not start (every group at zero); run.error "could not start: ..."
+//	*NotSteadyError export: a before probe of the steady state failed: nothing started (steady.go)
+//	*RollbackError  export: the run went as planned, but a rollback failed (rollback.go)
 //	ErrInterrupted  export once the clients have started (marked interrupted); none during set-up
 //	                or while waiting for the plan's start time
 //	*ConfigError    none: a mistake in what was asked (a header variable unset, an unreadable CA file,
@@ -74,7 +81,8 @@ type runner struct {
 //	                passed during set-up; and a *PanicError from Run's own goroutine has none
 //
 // A caller can thus write the export whenever exp != nil, and map the error to its own exit
-// status, as cmd/mcpchaos does.
+// status, as cmd/mcpchaos does. The workload's rollbacks run on every exit after the run's
+// checks (a *ConfigError has none), before Run returns; the export records them.
 func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
@@ -86,13 +94,21 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
-	defer func() { // a panic in the run's own goroutine: reported; r.close still removes the proxies
+	defer func() { exp, err = r.rollBack(ctx, exp, err) }() // every exit, before the proxies go (rollback.go)
+	defer func() {                                          // a panic in the run's own goroutine: reported; r.close still removes the proxies
 		if v := recover(); v != nil {
 			guard.Recovered(ctx, "run", v)
 			exp, err = nil, &PanicError{Msg: fmt.Sprintf("panic in run: %v (stack above)", v)}
 		}
 	}()
 	setUpAt := time.Now()
+	r.began = setUpAt
+	if err := r.prepareSteady(); err != nil {
+		return nil, err
+	}
+	if err := r.prepareRollbacks(); err != nil {
+		return nil, err
+	}
 	if err := r.setUp(ctx); err != nil {
 		var ce *ConfigError
 		switch {
@@ -102,6 +118,15 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 			return nil, err // a mistake in what was asked: nothing started, nothing to export
 		}
 		return r.failedExport(setUpAt, err)
+	}
+	if err := r.buildProbes(); err != nil {
+		return nil, err
+	}
+	if !r.steadyBefore(ctx) { // steady.go: a system not steady gets no fault
+		if sig.Err() != nil {
+			return nil, ErrInterrupted
+		}
+		return r.notSteady(setUpAt)
 	}
 	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
 	if !plan.StartAt.IsZero() {
@@ -120,6 +145,7 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	if r.opts.onStart != nil {
 		r.opts.onStart(start)
 	}
+	r.began = start
 	return r.measure(ctx, sig, start)
 }
 
@@ -167,6 +193,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	h := r.health(start)
 	wg.Go(func() { h.run(runCtx, min(results.SampleInterval(r.w.Duration), time.Second)) })
 	wg.Go(func() { r.gen.Run(runCtx) })
+	wg.Go(func() { r.steadyWhile(runCtx, ctx, start) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
 	}
@@ -180,6 +207,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	wg.Wait()
 	end := time.Now()
 	obs.stop(ctx, end)
+	r.steadyAfter(ctx, sig.Err() != nil)
 	r.rel.err = actionErr
 	return r.finish(start, end, sig.Err() != nil, h, faultErr, tl.result)
 }
@@ -230,6 +258,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		return nil, err
 	}
 	exp.Timeline = tl
+	exp.SteadyState = r.steadySection(start)
 	exp.Generator = generatorReport(r.gen, exp)
 	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
 	r.abortMu.Lock()

@@ -29,7 +29,8 @@ type targetInfo struct {
 	prefix     string // the run's proxy name prefix on an external toxiproxy-server
 	toxiproxy  string // its API URL
 	generation wire.Generation
-	noIDs      bool // a session-family server that hands out no session ids: no sessions
+	noIDs      bool   // a session-family server that hands out no session ids: no sessions
+	other      string // the generation the target also speaks, not measured (dualgen.go)
 	pf         *preflight
 	notes      []string
 }
@@ -235,6 +236,7 @@ func (r *runner) negotiate(ctx context.Context, conn wire.Conn) (wire.Negotiated
 		n.Generation, n.Protocol, only = wire.Stateless, wire.ProtocolStateless, ""
 	}
 	r.tgt.generation = n.Generation
+	r.tgt.other = otherGeneration(n, r.tgt.label, &r.tgt.notes)
 	if n.Generation == wire.Stateless {
 		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf(
 			"the target speaks "+only+"the stateless revision %s: it has no sessions, no GET stream and no resumption, so the session scenarios do not apply (%s are not measured); what applies is measured: requests lost in flight when a fault cuts their response (requests_lost), re-issued with a new id (requests_reissued), the time until a re-issued request got its result (recovery_latency), and tool_call_latency",
@@ -312,6 +314,7 @@ func (r *runner) describeTarget(run *results.Run) {
 	run.Target = r.tgt.label
 	run.DetectionDelayEstimated = r.tgt.estimated
 	run.Generation = r.tgt.generation.String()
+	run.OtherGeneration = r.tgt.other
 	if r.tgt.noIDs {
 		run.Generation = "session-without-ids"
 	}

@@ -5,3 +5,8 @@ package mcpwire
 // that counts executions per key (the reference server, the Go SDK stateless test peer) knows
 // a call it ran twice as a fact.
 const CallKey = "io.mcpchaos/call"
+
+// NotificationSeq is the _meta key under which the reference server numbers the notifications
+// it sends on listen streams (subscriptions/listen), one sequence for the whole server, so a
+// client that misses some between a drop and its re-listen sees the gap.
+const NotificationSeq = "io.mcpchaos/seq"

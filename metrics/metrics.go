@@ -53,8 +53,13 @@ const (
 	SilentSubstitutions           // POSTs with a dead session's id that the server answered 2xx, unnoticed by the library
 	CallsNotMade                  // turns of a calls phase that passed with no live session to call on
 	CallsRunTwice                 // tool calls the server ran again (the reference server knows; 0 elsewhere: not observable)
-	SessionsClosed                // sessions the client ended with DELETE (churn, and the end of the run)
-	SessionsAbandoned             // sessions a churning client left without DELETE: it just stopped using them
+	// The listen stream of the stateless revision (subscriptions/listen; docs/metrics.md).
+	Listens               // listen streams the server acknowledged, re-listens included
+	ListenDrops           // listen streams that ended without their completion while the client listened
+	NotificationsReceived // notifications read on listen streams
+	NotificationsLost     // numbered notifications that never arrived: gaps between a drop and the re-listen
+	SessionsClosed        // sessions the client ended with DELETE (churn, and the end of the run)
+	SessionsAbandoned     // sessions a churning client left without DELETE: it just stopped using them
 	numCounters
 )
 
@@ -67,7 +72,9 @@ var counterNames = [numCounters]string{
 	"tool_errors", "server_requests_answered", "calls_skipped",
 	"calls_hung", "hung_ms", "replayed_errors_delivered", "dead_session_background_requests",
 	"listeners_silently_dead", "errors_misclassified", "silent_substitutions",
-	"calls_not_made", "calls_run_twice", "sessions_closed", "sessions_abandoned",
+	"calls_not_made", "calls_run_twice",
+	"listens", "listen_drops", "notifications_received", "notifications_lost",
+	"sessions_closed", "sessions_abandoned",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -109,6 +116,10 @@ var counterHelp = [numCounters]string{
 	"Requests with a dead session's id that the server answered 2xx, unnoticed by the client library.",
 	"Turns of a calls phase that passed with no live session to call on (reconnecting, re-initializing).",
 	"Executions of a tool call beyond its first, as the reference server counted them (a retry or re-issue of a call that had run).",
+	"Stateless revision: listen streams (subscriptions/listen) the server acknowledged, re-listens included.",
+	"Stateless revision: listen streams that ended without their completion result while the client listened (cut).",
+	"Stateless revision: notifications read on listen streams.",
+	"Stateless revision: numbered notifications that never arrived (sent between a drop and the re-listen).",
 	"Sessions the clients ended with DELETE (a churning client's, and each live one at the end of the run).",
 	"Sessions churning clients left without DELETE: they stopped using them, and only the server's TTL can reclaim them.",
 }

@@ -1,6 +1,8 @@
 // Package refserver is mcpchaos's reference MCP server: the default system under
 // test, speaking the streamable-HTTP transport of the session family
-// (protocol versions 2025-03-26, 2025-06-18 and 2025-11-25).
+// (protocol versions 2025-03-26, 2025-06-18 and 2025-11-25), and beside it the
+// stateless 2026-07-28 revision (stateless.go: a request with Mcp-Method and no
+// session id), whose listen streams get numbered notifications.
 //
 // It exists to be set into each regime that the session-liveness seed
 // describes, which real SDK servers cannot be:
@@ -41,7 +43,8 @@
 //
 // What it must not do: it is a test fixture, not a production MCP server. It
 // implements only what mcpchaos needs (ping, tools/list and two tools, echo
-// and slow, logging/setLevel), keeps everything in memory (a Redis event log
+// and slow, logging/setLevel; server/discover and subscriptions/listen in the
+// stateless revision), keeps everything in memory (a Redis event log
 // aside, whose keys it deletes when it closes, and no one else's), and has
 // no authentication. It must not reach for other packages of mcpchaos: clients,
 // faults and metrics depend on it being a plain server on the wire, nothing

@@ -43,7 +43,11 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isCall && req.Method == "initialize" {
-		s.initialize(w, req)
+		s.initialize(w, req) // whatever headers it carries: a client of the session family
+		return
+	}
+	if statelessRequest(r) { // the 2026-07-28 revision: no session (stateless.go)
+		s.serveStateless(w, r, req)
 		return
 	}
 	key, ok := s.sessionHeader(w, r)

@@ -24,16 +24,19 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // Stats are the server's counters since New.
 type Stats struct {
 	SessionsCreated int64
-	SessionsLive    int64 // alive now, whether or not a stream is open
-	SessionsDied    int64 // by TTL or DELETE
-	SessionsHeld    int64 // records held, alive or dead and not yet reclaimed (Config.Leak: never)
-	SessionsDeleted int64 // ended by DELETE
-	SessionsExpired int64 // ended by TTL, as the reaper found them
-	SessionsRefused int64 // initializes answered 503 at Config.MaxSessions
-	StreamsOpen     int64 // GET connections streaming now
-	EventsEmitted   int64 // messages logged: notifications, progress, SSE responses
-	EventsReplayed  int64 // messages sent to a GET after its Last-Event-ID that were logged before it
-	DeadRequests    int64 // requests answered with DeadStatus
+	SessionsLive    int64  // alive now, whether or not a stream is open
+	SessionsDied    int64  // by TTL or DELETE
+	StreamsOpen     int64  // GET connections streaming now
+	EventsEmitted   int64  // messages logged: notifications, progress, SSE responses
+	EventsReplayed  int64  // messages sent to a GET after its Last-Event-ID that were logged before it
+	DeadRequests    int64  // requests answered with DeadStatus
+	ListensOpen     int64  // subscriptions/listen streams open now (stateless.go)
+	ListenNotified  int64  // numbered notifications written to listen streams
+	ListenSeq       uint64 // the last notification's number: how many were broadcast
+	SessionsHeld    int64  // records held, alive or dead and not yet reclaimed (Config.Leak: never)
+	SessionsDeleted int64  // ended by DELETE
+	SessionsExpired int64  // ended by TTL, as the reaper found them
+	SessionsRefused int64  // initializes answered 503 at Config.MaxSessions
 }
 
 // Server is the reference MCP server. It is an http.Handler that serves the
@@ -51,6 +54,7 @@ type Server struct {
 	closeOnce sync.Once
 	cutOnce   sync.Once
 	ticker    sync.WaitGroup
+	lis       listeners // the stateless revision's listen streams
 
 	created, streams, emitted, replayed, deadRequests atomic.Int64
 	deleted, expired, refused                         atomic.Int64 // leak.go, metrics.go
@@ -184,6 +188,9 @@ func (s *Server) Stats() Stats {
 		EventsEmitted:   s.emitted.Load(),
 		EventsReplayed:  s.replayed.Load(),
 		DeadRequests:    s.deadRequests.Load(),
+		ListensOpen:     s.lis.open.Load(),
+		ListenNotified:  s.lis.sent.Load(),
+		ListenSeq:       s.lis.seq.Load(),
 	}
 }
 
@@ -226,6 +233,9 @@ func (s *Server) tick() {
 			return
 		case <-notify:
 			buf = s.notifyAll(buf, turn)
+			if turn == 0 {
+				s.lis.broadcast() // once an interval, to every listen stream
+			}
 			turn = (turn + 1) % notifySlots
 		case <-keepalive:
 			s.logs.each(func(_ sessionKey, l *eventLog) { l.keepalive() })

@@ -197,6 +197,7 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 		}
 	}
 	c.compareThresholds(bases, cur.Export)
+	c.compareProbes(bases, cur.Export) // steady_compare.go
 	c.CurrentRun = CurrentRunStatus(cur.Export)
 	c.Findings = findings(c)
 	return c
@@ -253,6 +254,7 @@ func CurrentRunStatus(e *Export) string {
 	case e.Run.Aborted != "":
 		return "the current run was aborted by its own threshold (" + e.Run.Aborted + ")"
 	}
+	var says []string
 	if n := Failed(e.Thresholds); n > 0 {
 		var failed []string
 		for _, t := range e.Thresholds {
@@ -260,9 +262,12 @@ func CurrentRunStatus(e *Export) string {
 				failed = append(failed, t.Expr+": "+t.Actual)
 			}
 		}
-		return fmt.Sprintf("the current run failed %d of its own %d thresholds (%s)", n, len(e.Thresholds), strings.Join(failed, "; "))
+		says = append(says, fmt.Sprintf("the current run failed %d of its own %d thresholds (%s)", n, len(e.Thresholds), strings.Join(failed, "; ")))
 	}
-	return ""
+	if ps := e.FailedProbes(); len(ps) > 0 {
+		says = append(says, fmt.Sprintf("the current run was not steady: %d steady-state probe%s failed (%s)", len(ps), plural(len(ps)), strings.Join(ps, "; ")))
+	}
+	return strings.Join(says, "; and ")
 }
 
 // Completed reports whether the current run measured to its end (no error, no interruption).

@@ -24,7 +24,7 @@ var hazardWords = map[string]string{
 // where the counters tell (replays answered 200 where they answered dead; requests on dead
 // sessions answered; a probe group that no longer probes).
 func findings(c *Comparison) []string {
-	var out []string
+	out := probeFindings(c) // steady_compare.go
 	for _, g := range groupsOf(c) {
 		var appeared, lost []string
 		for _, r := range c.Rows {
@@ -62,7 +62,7 @@ func findings(c *Comparison) []string {
 
 func groupsOf(c *Comparison) []string {
 	var gs []string
-	seen := map[string]bool{"overall": true, "threshold": true}
+	seen := map[string]bool{"overall": true, "threshold": true, "steady_state": true}
 	for _, r := range c.Rows {
 		if !seen[r.Group] {
 			seen[r.Group] = true

@@ -55,6 +55,10 @@ type Export struct {
 	// Generator is how the load generator itself fared: its lag, CPU and whether it was
 	// starved (package generator; v2, absent in exports of earlier versions).
 	Generator *generator.Report `json:"generator,omitempty"`
+	// SteadyState is the workload's steady-state probes and their runs; Rollbacks are its
+	// rollbacks as they ran at the end (steady.go; v2, optional).
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	Rollbacks   []ActionAt   `json:"rollbacks,omitempty"`
 }
 
 // Run is the run's metadata.
@@ -82,6 +86,10 @@ type Run struct {
 	// 2025-11-25: sessions, GET streams, resumption) or "stateless" (2026-07-28: none of
 	// them, so the session counters do not apply; see Notes) (v2).
 	Generation string `json:"generation,omitempty"`
+	// OtherGeneration is the generation the target also speaks and this run did not measure
+	// ("stateless" or "session"), when server/discover named both; a workload's groups choose
+	// with protocol: (2026-07-28 for the stateless revision, else the session family) (v2).
+	OtherGeneration string `json:"other_generation,omitempty"`
 	// NotObservable lists, per group, the metrics its clients could not be measured on (a
 	// gosdk group's internals are the SDK's): their zeros mean "not seen", not "none" (v2).
 	NotObservable map[string][]string `json:"not_observable,omitempty"`

@@ -174,6 +174,7 @@ func WriteJUnit(w io.Writer, e *Export) error {
 		}
 		s.Cases = append(s.Cases, c)
 	}
+	s.Cases = append(s.Cases, steadyCases(e, class)...) // steady_junit.go
 	run := junitCase{Name: "run completed as planned", Classname: class, Time: s.Time}
 	var why []string
 	if e.Run.Interrupted {

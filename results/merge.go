@@ -100,6 +100,7 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
+	e.SteadyState, e.Rollbacks = mergeSteady(parts, e.Run.Start) // steady_merge.go
 	var gens []*generator.Report
 	for _, p := range parts {
 		gens = append(gens, p.Export.Generator)
@@ -188,6 +189,8 @@ func mergeRun(parts []Part) Run {
 		End:            f.End,
 		PlannedSeconds: f.PlannedSeconds,
 		Generation:     f.Generation,
+		// The shards ran one workload against one target: they measured the same generation.
+		OtherGeneration: f.OtherGeneration,
 	}
 	seenNote := map[string]bool{}
 	var aborted, errs, labelsDiffer, protocols []string

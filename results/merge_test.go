@@ -59,7 +59,7 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 		}
 		r := run
 		r.Shard = &Shard{Index: s, Count: n}
-		r.Generation = "session"
+		r.Generation, r.OtherGeneration = "session", "stateless"
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Libraries = map[string]Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
@@ -299,6 +299,11 @@ func fullShards(t *testing.T) []Part {
 			{Cause: "restart", Fault: "deploy", Replica: 1, Sessions: 5 + i},
 			{Cause: "ttl", Replica: 0, Sessions: 2},
 		}}
+		if i == 0 { // shard 0 runs the steady state and the rollbacks
+			e.SteadyState, e.Rollbacks = withSteady(e, true).SteadyState, withSteady(e, true).Rollbacks
+			e.SteadyState.Probes[0].Skipped = []ProbeSkip{{When: "after", Why: "the run was interrupted"}}
+			e.Rollbacks[0].Command, e.Rollbacks[0].ExitStatus, e.Rollbacks[0].Output, e.Rollbacks[0].OutputTruncated, e.Rollbacks[0].Error = []string{"sh"}, &one, "x", true, "exit 1"
+		}
 		wait := 0.2
 		e.Generator = &generator.Report{Seconds: 10, CPUs: 2, CPUSeconds: 1, CPUShare: 0.05, CPUWaitShare: &wait,
 			TimerLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, SchedLatency: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3},

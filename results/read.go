@@ -173,7 +173,7 @@ func (e *Export) check() error {
 	if e.Timeline != nil && (e.Timeline.IntervalS <= 0 || math.IsNaN(e.Timeline.IntervalS)) {
 		return fmt.Errorf("timeline.interval_s is %v; it must be positive", e.Timeline.IntervalS)
 	}
-	return nil
+	return e.SteadyState.check() // results/steady.go
 }
 
 func (g *Group) check() error {

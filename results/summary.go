@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -81,6 +82,29 @@ var churnRow = struct {
 	return fmt.Sprintf("%d / %d", g.Counters["sessions_closed"], g.Counters["sessions_abandoned"])
 }}
 
+// listenRows are added when the run spoke the stateless revision: its listen streams.
+var listenRows = []struct {
+	label string
+	value func(g *Group) string
+}{
+	{"listens / drops", func(g *Group) string {
+		return fmt.Sprintf("%d / %d", g.Counters["listens"], g.Counters["listen_drops"])
+	}},
+	{"notifications read", counter("notifications_received")},
+	{"notifications lost", counter("notifications_lost")},
+}
+
+// listenRow says whether a row is one of listenRows, whose figures a server may not let the
+// clients observe (run.not_observable): those show so, not a 0.
+func listenRow(label string) bool {
+	for _, r := range listenRows {
+		if r.label == label {
+			return true
+		}
+	}
+	return false
+}
+
 // rowMetrics are the metrics a summary row shows, where a run may withhold them: a row any of
 // them is withheld for a group shows the mark in that group's column (Run.Withheld).
 var rowMetrics = map[string][]string{
@@ -93,6 +117,8 @@ var rowMetrics = map[string][]string{
 	"re-init collisions": {"reinit_collisions"}, "false-healthy seconds": {"false_healthy_seconds"},
 	"probe latency p50 / p99": {"probe_latency"}, "reconnect latency p50 / p99": {"reconnect_latency"},
 	"detection delay p50 / p99": {"detection_delay"},
+	"listens / drops":           {"listens"}, "notifications read": {"notifications_received"},
+	"notifications lost": {"notifications_lost"},
 }
 
 // withheldMark is what the summary prints in place of a withheld figure.
@@ -131,6 +157,14 @@ func fmtUS(us int64) string {
 
 // WriteSummary prints the human summary: one column per group.
 func WriteSummary(w io.Writer, e *Export) error {
+	if o := e.Run.OtherGeneration; o != "" {
+		// A server that speaks both generations: say which one these figures are of.
+		how := "leave protocol out, or name a 2025 revision, to measure it"
+		if o == "stateless" {
+			how = "protocol: 2026-07-28 in the groups measures it"
+		}
+		fmt.Fprintf(w, "generation: %s (the target also speaks the %s generation: %s)\n\n", e.Run.Generation, o, how)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "\t")
 	for _, g := range e.Groups {
@@ -140,6 +174,9 @@ func WriteSummary(w io.Writer, e *Export) error {
 	rows := summaryRows
 	if len(e.Run.Libraries) > 0 {
 		rows = append(rows[:len(rows):len(rows)], libraryRows...)
+	}
+	if e.Run.Generation == "stateless" {
+		rows = append(rows[:len(rows):len(rows)], listenRows...)
 	}
 	if e.Overall.Counters["sessions_abandoned"] > 0 { // a churn workload (docs/session-leaks.md)
 		rows = append(rows[:len(rows):len(rows)], churnRow)
@@ -151,6 +188,9 @@ func WriteSummary(w io.Writer, e *Export) error {
 			for _, m := range rowMetrics[row.label] {
 				if why := e.Run.WithheldWhy(e.Groups[i].Name, m); why != "" {
 					v = withheldMark(why)
+				}
+				if listenRow(row.label) && slices.Contains(e.Run.NotObservable[e.Groups[i].Name], m) {
+					v = "not observable" // no listen stream offered, or no numbers to see a gap in
 				}
 			}
 			fmt.Fprintf(tw, "%s\t", v)

@@ -33,6 +33,8 @@ var workloadSchema = schema{extensions: true, keys: []schemaKey{
 	{"faults", "list the faults to inject, each with a toxic and a time window (at, for)"},
 	{"toxiproxy", "give the URL of a toxiproxy-server to put the proxies on, e.g. toxiproxy: http://127.0.0.1:8474 (default: Toxiproxy embedded in mcpchaos)"},
 	{"thresholds", "list pass/fail conditions on the results, e.g. - probe.misattributed_errors == 0"},
+	{"steady_state", "list probes of the system's health, e.g. steady_state: {probes: [{name: healthz, when: [before, after], http: {url: \"{{target}}/healthz\"}}]}"},
+	{"rollbacks", "list actions that undo the run's changes at its end, e.g. rollbacks: [{exec: {command: ./rollback.sh}}]"},
 }}
 
 // Load reads and validates the workload file at path. A file that is not a
@@ -206,11 +208,19 @@ func (d *decoder) workload(body ast.Node) *Workload {
 		w.Groups = d.groups(f, run)
 	}
 	groupsOK := m.field("groups") != nil && len(w.Groups) > 0
+	faultErrs := len(d.errs)
 	if f := m.field("faults"); f != nil {
 		w.Faults = d.faults(f, run, w.Groups, groupsOK)
 	}
+	faultsOK := len(d.errs) == faultErrs // a broken faults list is not named again
 	if f := m.field("thresholds"); f != nil {
 		w.Thresholds = d.thresholds(f, w.Groups, groupsOK)
+	}
+	if f := m.field("steady_state"); f != nil {
+		w.SteadyState = d.steadyState(f, w.Target, w.Faults, faultsOK)
+	}
+	if f := m.field("rollbacks"); f != nil {
+		w.Rollbacks = d.rollbacks(f, w.Faults, faultsOK)
 	}
 	return w
 }

@@ -42,6 +42,8 @@ func (w *Workload) Validate() error {
 	v.groups(w)
 	v.faults(w)
 	v.thresholds(w)
+	v.steadyState(w)
+	v.rollbacks(w)
 	if len(v.errs) == 0 {
 		return nil
 	}

@@ -27,6 +27,10 @@ type Workload struct {
 	Toxiproxy string
 	// Thresholds are the pass/fail conditions on the run's results (thresholds.go).
 	Thresholds []gate.Threshold
+	// SteadyState is the steady-state hypothesis (steady.go); nil when the workload has none.
+	SteadyState *SteadyState
+	// Rollbacks run at the end of every run, however it ended (rollback.go).
+	Rollbacks []Rollback
 
 	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
 	decodedAs  string           // fingerprint of the values Parse returned (validate.go); "" for one built in Go

@@ -31,7 +31,7 @@ type driver interface {
 func pickDriver(ep *wire.Endpoint, cfg GroupConfig) driver {
 	switch {
 	case ep.Generation == wire.Stateless:
-		return statelessDriver{}
+		return &statelessDriver{}
 	case policy.IsLibrary(cfg.Kind):
 		return libraryDriver(cfg.Kind)
 	case cfg.Policy == nil:

@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
@@ -12,17 +14,105 @@ import (
 )
 
 // statelessDriver runs clients against a stateless server (the 2026-07-28 revision): the wire
-// session's hold (initialize returns a request context; there is no stream to hold) and a
-// tick of its own.
-type statelessDriver struct{}
-
-func (statelessDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
-	wireDriver{}.hold(ctx, c, wg)
+// session (initialize returns a request context: there is no session), a listen stream held
+// per client where the server offers one (listen below), and a tick of its own.
+type statelessDriver struct {
+	// What the clients learnt of the server's listen streams, for notObservable.
+	listened   atomic.Bool // some listen stream was acknowledged
+	numbered   atomic.Bool // some notification carried the server's number
+	unnumbered atomic.Bool // some did not
 }
 
-func (statelessDriver) tick(ctx context.Context, c *Client, k int) { c.tickStateless(ctx, k) }
+// hold makes the client's request context, then holds its listen stream until the run ends.
+func (d *statelessDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
+	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
+	for ctx.Err() == nil {
+		h, err := c.initialize(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.f.failed(err)
+			}
+			sleep.For(ctx, backoff.next())
+			continue
+		}
+		d.listen(h.ctx, c, h.s)
+		<-h.ctx.Done()
+	}
+}
 
-func (statelessDriver) notObservable() []string { return SessionOnlyMetrics() }
+func (*statelessDriver) tick(ctx context.Context, c *Client, k int) { c.tickStateless(ctx, k) }
+
+// notObservable: the session metrics always; the listen figures when no server's listen
+// stream was acknowledged; notifications_lost when the server numbered none of its
+// notifications (a gap can only be seen in numbers: the reference server's).
+func (d *statelessDriver) notObservable() []string {
+	na := SessionOnlyMetrics()
+	switch {
+	case !d.listened.Load():
+		na = append(na, ListenMetrics()...)
+	case !d.numbered.Load() || d.unnumbered.Load():
+		na = append(na, "notifications_lost")
+	}
+	return na
+}
+
+// ListenMetrics are the figures of the stateless revision's listen stream.
+func ListenMetrics() []string {
+	return []string{"listens", "listen_drops", "notifications_received", "notifications_lost"}
+}
+
+// listen holds a listen stream (subscriptions/listen) for s until ctx ends, as a client of the
+// stateless revision keeps one open for the server's notifications: a stream that ends without
+// its completion was cut (listen_drops), and the client listens again after its reconnect
+// delay. Nothing is resumed in this revision: what the server sent in between is lost, which
+// the server's numbers show (notifications_lost). It returns at once when the server offers
+// no listen stream.
+func (d *statelessDriver) listen(ctx context.Context, c *Client, s *wire.Session) {
+	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
+	var last uint64 // the number of the last notification this client read
+	for ctx.Err() == nil {
+		l, err := s.Listen(ctx)
+		switch {
+		case errors.Is(err, wire.ErrListenNotOffered):
+			if !d.listened.Load() {
+				return // the server holds no listen streams: nothing to hold
+			}
+			fallthrough // it did a moment ago: a fault's answer, or a server that changed
+		case err != nil:
+			if ctx.Err() == nil {
+				c.f.failed(err)
+			}
+			sleep.For(ctx, backoff.next())
+			continue
+		}
+		backoff.reset()
+		d.listened.Store(true)
+		c.f.rec.Inc(metrics.Listens)
+		end := l.Read(ctx, func(n wire.Notification) {
+			c.f.rec.Inc(metrics.NotificationsReceived)
+			if n.Seq == 0 {
+				d.unnumbered.Store(true)
+				return
+			}
+			d.numbered.Store(true)
+			if last != 0 && n.Seq > last+1 {
+				c.f.rec.Add(metrics.NotificationsLost, int64(n.Seq-last-1))
+			}
+			last = max(last, n.Seq)
+		})
+		l.Close()
+		if ctx.Err() != nil {
+			return // the run is over: the client ended the stream
+		}
+		if !end.Completed {
+			c.f.rec.Inc(metrics.ListenDrops)
+			if end.Err != nil {
+				c.f.failed(end.Err)
+			}
+		}
+		sleep.For(ctx, backoff.next())
+	}
+}
 
 // tickStateless is a request loop's turn against a stateless server. There is no session to
 // lose, so the seed's scenarios do not apply; what does is the revision's own rule: a request

@@ -68,16 +68,27 @@ func printThresholds(w io.Writer, rs []results.ThresholdResult, note string) err
 	return nil
 }
 
-// verdictError is the gate error of an export's thresholds and its session-leak check, or nil
-// if all passed.
-func verdictError(e *results.Export) error {
-	err := thresholdsGate(e.Thresholds)
-	if l := e.Run.SessionLeak; l.Failed() {
-		msg := "session-leak check failed: " + l.Verdict
-		if err != nil {
-			msg = err.Error() + "; " + msg
+// verdictError is the gate error of an export's thresholds, steady-state probes and
+// session-leak check, or nil if all passed.
+func verdictError(e *results.Export) error { return gateOf(e, true) }
+
+// gateOf is the gate error of an export: its failed thresholds (when judged here) and its
+// failed steady-state probes; nil when none failed.
+func gateOf(e *results.Export, thresholds bool) error {
+	var gates []string
+	if thresholds {
+		if g := thresholdsGate(e.Thresholds); g != nil {
+			gates = append(gates, g.Error())
 		}
-		return &gateError{msg}
 	}
-	return err
+	if l := e.Run.SessionLeak; l.Failed() { // engine/leakcheck.go
+		gates = append(gates, "session-leak check failed: "+l.Verdict)
+	}
+	if ps := e.FailedProbes(); len(ps) > 0 {
+		gates = append(gates, fmt.Sprintf("not steady: %d steady-state probe%s failed: %s", len(ps), map[bool]string{true: "", false: "s"}[len(ps) == 1], strings.Join(ps, "; ")))
+	}
+	if len(gates) > 0 {
+		return &gateError{strings.Join(gates, "; ")}
+	}
+	return nil
 }

@@ -229,8 +229,14 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	// The summary first: a full disk found when writing the export must not lose it.
 	var se *engine.SetupError
-	if errors.As(runErr, &se) {
-		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s could not start\nproblem: %s\n", w.Name, exp.Run.Target, exp.Run.Error)
+	var nse *engine.NotSteadyError
+	if errors.As(runErr, &se) || errors.As(runErr, &nse) {
+		verb := "could not start"
+		if nse != nil {
+			verb = "did not start: the system was not steady"
+		}
+		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s %s\nproblem: %s\n", w.Name, exp.Run.Target, verb, exp.Run.Error)
+		writeSteady(stdout, exp)
 	} else if err := printRun(stdout, fl, plan, exp, problems); err != nil {
 		return err
 	}
@@ -258,9 +264,11 @@ func setupCause(err error) error {
 // runError is the error that decides a finished run's exit status.
 func runError(err error, plan *engine.Plan, exp *results.Export) error {
 	var (
-		se *engine.SetupError
-		pe *engine.PanicError
-		ae *engine.AbortError
+		se  *engine.SetupError
+		pe  *engine.PanicError
+		ae  *engine.AbortError
+		nse *engine.NotSteadyError
+		rbe *engine.RollbackError
 	)
 	switch {
 	case errors.As(err, &se):
@@ -269,12 +277,31 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 		return fmt.Errorf("%s; the export was written", pe.Msg)
 	case errors.As(err, &ae):
 		return &gateError{ae.Reason}
+	case errors.As(err, &nse):
+		return &gateError{nse.Error()}
+	case errors.As(err, &rbe):
+		if g := runGate(plan, exp); g != nil {
+			return g // a failed gate (99) outranks a failed rollback (1); both are printed
+		}
+		return err
 	case err != nil:
 		return err
-	case plan.Shard == nil:
-		return verdictError(exp) // the thresholds and the session-leak check
 	}
-	return nil
+	return runGate(plan, exp)
+}
+
+// runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
+// steady-state probes (shard 0 runs them, and judges them).
+func runGate(plan *engine.Plan, exp *results.Export) error {
+	return gateOf(exp, plan.Shard == nil)
+}
+
+// writeSteady prints the steady state and the rollbacks, and each failed rollback as a problem.
+func writeSteady(stdout io.Writer, exp *results.Export) {
+	results.WriteSteadyState(stdout, exp)
+	for _, f := range exp.FailedRollbacks() {
+		fmt.Fprintf(stdout, "problem: rollback %s: the system under test may be left changed\n", f)
+	}
 }
 
 // printRun prints a finished run's summary, its problems and its thresholds.
@@ -299,6 +326,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		for _, p := range problems {
 			fmt.Fprintf(stdout, "problem: %s\n", p)
 		}
+		writeSteady(stdout, exp)
 		writeGeneratorWarning(stdout, exp)
 	}
 	note := ""

@@ -48,8 +48,15 @@ so that what validate passes, run does not refuse.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s: ok: workload %q, %d groups, %d clients, %d faults, %s planned\n",
-				w.Source, w.Name, len(w.Groups), w.Clients(), len(w.Faults), w.Duration)
+			extra := ""
+			if w.SteadyState != nil {
+				extra += fmt.Sprintf(", %d steady-state probes", len(w.SteadyState.Probes))
+			}
+			if len(w.Rollbacks) > 0 {
+				extra += fmt.Sprintf(", %d rollbacks", len(w.Rollbacks))
+			}
+			fmt.Fprintf(out, "%s: ok: workload %q, %d groups, %d clients, %d faults%s, %s planned\n",
+				w.Source, w.Name, len(w.Groups), w.Clients(), len(w.Faults), extra, w.Duration)
 			return nil
 		},
 	}

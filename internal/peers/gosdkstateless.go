@@ -31,6 +31,15 @@ func GoSDKStateless(t testing.TB, o Options) *Server {
 	addGoSDKTools(srv, c)
 	ex := &executions{byKey: map[string]int{}}
 	srv.AddReceivingMiddleware(ex.middleware)
+	var notified atomic.Int64
+	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/tools/list_changed" {
+				notified.Add(1) // to listeners (2026-07-28 opts in by listening) and 2025 sessions still open
+			}
+			return next(ctx, method, req)
+		}
+	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 	var churn atomic.Int64
 	notifyLoop(t, o.Notify, func(context.Context) {
@@ -47,6 +56,7 @@ func GoSDKStateless(t testing.TB, o Options) *Server {
 	return &Server{Name: "go-sdk-stateless", URL: serve(t, h), stats: func() Stats {
 		s := c.stats()
 		s.Executions, s.Duplicates = ex.counts()
+		s.Notified = notified.Load()
 		return s
 	}}
 }

@@ -98,8 +98,9 @@ func addMCPGoTools(s *mcpgoserver.MCPServer) {
 
 // MCPGoStateless starts mcp-go's streamable server with server.WithStateLess(true): no
 // Mcp-Session-Id at all (a valid 2025 server: ids are optional), every request served as a
-// new session, and a GET without a session id answered 200 and held open. It speaks the
-// session family (2025-11-25), not the stateless 2026-07-28 revision.
+// new session, and a GET without a session id answered 200 and held open. Like every mode of
+// mcp-go v1.2.1 it also speaks the stateless 2026-07-28 revision to a client that asks for it
+// (server/discover, subscriptions/listen): a 2025 client meets the session family.
 func MCPGoStateless(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := mcpgoserver.NewMCPServer("mcp-go-stateless-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())

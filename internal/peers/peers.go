@@ -61,6 +61,9 @@ type Stats struct {
 	// logical call (mcpwire.CallKey) it had already run (GoSDKStateless only).
 	Executions int64 `json:"executions,omitempty"`
 	Duplicates int64 `json:"duplicates,omitempty"`
+	// Notified counts the notifications/tools/list_changed the server sent on listen streams
+	// (subscriptions/listen; GoSDKStateless only).
+	Notified int64 `json:"notified,omitempty"`
 }
 
 // Stats returns the server's counts so far.

@@ -103,6 +103,7 @@ type runData struct {
 	Faults                 []faultWindow
 	NoTimeline             bool
 	Notes                  []string
+	Steady                 *steadyView // steady.go
 }
 
 type tableRow struct {
@@ -162,6 +163,7 @@ func runView(n int, r Run, open bool) (runData, error) {
 		Duration: e.Run.End.Sub(e.Run.Start).Round(10 * time.Millisecond).String(),
 		Open:     open, Thresholds: e.Thresholds, Faults: faultWindows(e), Notes: e.Run.Notes,
 		Labels: results.FormatLabels(e.Run.Labels), Status: results.RunStatus(e), Bad: !results.Good(e),
+		Steady: steadyOf(e),
 	}
 	switch {
 	case e.Run.Shard != nil:
@@ -308,6 +310,7 @@ code { font-size: .85rem; }
 {{range .Thresholds}}<tr><td><code>{{.Expr}}</code></td><td>{{.Actual}}</td><td>{{if .Pass}}<span class="pass">pass</span>{{else}}<span class="fail">FAIL{{if .AbortedRun}} (aborted the run){{end}}</span>{{end}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p class="muted">The workload sets no thresholds.</p>{{end}}
+{{template "steady" .Steady}}
 
 <h3>Counters per group</h3>
 <table>

@@ -1,0 +1,121 @@
+package steady
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Check observes the system once. Observe returns when it has its observation or ctx ends;
+// it never reads more than MaxBody bytes of anything.
+type Check interface {
+	Kind() string // "http", "command", "promql"
+	Observe(ctx context.Context) Observation
+}
+
+// Observation is what one run of a check saw.
+type Observation struct {
+	Value  *float64 // the value a tolerance judges; nil when none was observed
+	Detail string   // in words, short: "status 200", "exit 0", "sessions_held = 3"
+	// Fail is the check's own verdict against what it expected (status 503, want 200; exit 1,
+	// want 0; body lacks "ok"); "" when it got what it expected.
+	Fail string
+	Err  error // nothing could be observed: refused, timed out, no data
+}
+
+// MaxBody bounds what a check reads of a response body or a query answer.
+const MaxBody = 1 << 20
+
+// DefaultTimeout bounds one run of a probe that names no timeout.
+const DefaultTimeout = 5 * time.Second
+
+// Probe is a check and its tolerance.
+type Probe struct {
+	Name      string
+	Check     Check
+	Tolerance *Tolerance    // nil: the check's own expectation decides
+	Timeout   time.Duration // one run's bound; 0 means DefaultTimeout
+}
+
+// Result is one run of a probe, judged.
+type Result struct {
+	Value  *float64
+	Detail string
+	Pass   bool
+	Why    string // when it did not pass: the error, the expectation missed, or the tolerance
+	Took   time.Duration
+}
+
+// Run runs the probe once, within its timeout, and judges what it saw; before is the probe's
+// value in its before run (nil when it has none), for a "within ... of before" tolerance.
+func (p Probe) Run(ctx context.Context, before *float64) Result {
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	began := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	obs := p.Check.Observe(cctx)
+	cancel()
+	r := Result{Value: obs.Value, Detail: obs.Detail, Took: time.Since(began)}
+	switch {
+	case obs.Err != nil && ctx.Err() != nil:
+		r.Why = "stopped with the run: " + obs.Err.Error()
+	case obs.Err != nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
+		r.Why = fmt.Sprintf("no answer within %s: %v", timeout, obs.Err)
+	case obs.Err != nil:
+		r.Why = obs.Err.Error()
+	case obs.Fail != "":
+		r.Why = obs.Fail
+	case p.Tolerance != nil && obs.Value == nil:
+		r.Why = "observed no value to judge"
+	case p.Tolerance != nil:
+		ok, why := p.Tolerance.Judge(*obs.Value, before)
+		r.Pass, r.Why = ok, why
+		if !ok {
+			r.Why = "outside the tolerance " + p.Tolerance.Expr + ": " + why
+		}
+	default:
+		r.Pass = true
+	}
+	return r
+}
+
+// AllowedHost says why a probe may not reach rawURL ("" when it may): a network probe goes to
+// loopback (127.0.0.0/8, ::1, localhost) or to the target's own host (targetHost, "" for the
+// built-in server), as the rest of mcpchaos reaches nothing else.
+func AllowedHost(rawURL, targetHost string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		return "is not a URL with a host"
+	}
+	h := strings.ToLower(u.Hostname())
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return ""
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return ""
+	}
+	if targetHost != "" && strings.EqualFold(h, targetHost) {
+		return ""
+	}
+	if targetHost == "" {
+		return fmt.Sprintf("reaches host %s; a probe reaches only loopback (127.0.0.1, ::1, localhost) here: forward the service to a loopback port (e.g. kubectl port-forward) and probe that", h)
+	}
+	return fmt.Sprintf("reaches host %s; a probe reaches only loopback (127.0.0.1, ::1, localhost) or the target's host %s: forward the service to a loopback port (e.g. kubectl port-forward) and probe that", h, targetHost)
+}
+
+func f64(v float64) *float64 { return &v }
+
+// clip keeps s short for a detail line.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
