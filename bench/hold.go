@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
@@ -68,9 +69,9 @@ const (
 type report struct {
 	Phase            string  `json:"phase"`
 	Goroutines       int     `json:"goroutines,omitempty"`
-	HeapBytes        int64   `json:"heap_bytes,omitempty"`  // HeapInuse
-	LiveBytes        int64   `json:"live_bytes,omitempty"`  // HeapAlloc: live objects, after a GC
-	StackBytes       int64   `json:"stack_bytes,omitempty"` // StackInuse
+	HeapBytes        int64   `json:"heap_bytes,omitempty"`  // spans holding objects: live objects and the gaps between them
+	LiveBytes        int64   `json:"live_bytes,omitempty"`  // live objects, after a GC
+	StackBytes       int64   `json:"stack_bytes,omitempty"` // goroutine stacks
 	EstablishSeconds float64 `json:"establish_seconds,omitempty"`
 	Protocol         string  `json:"protocol,omitempty"`
 	Dials            int64   `json:"dials,omitempty"` // TCP connections opened so far
@@ -106,17 +107,17 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 		return nil
 	}
 	// What a client kind needs whatever the number of sessions is set up before the baseline.
-	var dials atomic.Int64
+	var n counts
 	var workers []int // node worker processes holding the sessions, beside this one
 	var establish func(context.Context) (holder, error)
 	switch o.Client {
 	case Lean:
-		establish = prepareLean(o.URL, o, &dials)
+		establish = prepareLean(o.URL, o, &n)
 	case GoSDK:
-		establish = prepareSDK(o.URL, o, &dials)
+		establish = prepareSDK(o.URL, o, &n)
 	default:
 		var err error
-		if establish, workers, err = prepareLib(ctx, o.URL, o, &dials); err != nil {
+		if establish, workers, err = prepareLib(ctx, o.URL, o, &n); err != nil {
 			return err
 		}
 	}
@@ -131,8 +132,13 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 	}
 	defer h.close()
 	established := time.Since(t0).Seconds()
+	if o.Client == Lean || o.Client == GoSDK { // kinds whose streams pass through our transport
+		if open := n.awaitStreams(ctx, int64(o.Sessions), 2*time.Minute); open < int64(o.Sessions) {
+			return fmt.Errorf("only %d of %d sessions opened their GET stream", open, o.Sessions)
+		}
+	}
 	settle(ctx)
-	if err := pause(quiet(report{Phase: phaseHolding, EstablishSeconds: established, Protocol: h.protocol(), Dials: dials.Load()})); err != nil {
+	if err := pause(quiet(report{Phase: phaseHolding, EstablishSeconds: established, Protocol: h.protocol(), Dials: n.dials.Load()})); err != nil {
 		return err
 	}
 
@@ -151,7 +157,7 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 			calls.Add(1)
 		})
 	}
-	if err := pause(report{Phase: phaseCalled, Calls: int(calls.Load()), CallErrors: int(fails.Load()), Dials: dials.Load()}); err != nil {
+	if err := pause(report{Phase: phaseCalled, Calls: int(calls.Load()), CallErrors: int(fails.Load()), Dials: n.dials.Load()}); err != nil {
 		return err
 	}
 
@@ -173,17 +179,32 @@ func Hold(ctx context.Context, o Options, parent io.Reader, out io.Writer) error
 // establishing is collected and freed memory goes back to the OS, so RSS shows what the held
 // sessions keep. Several GCs, because each halves at most once the stack of a goroutine that
 // uses under a quarter of it; a held session lives through many. It fills in the counters the
-// process itself reports.
+// process itself reports, read from runtime/metrics after the last collection (no
+// stop-the-world, nothing allocated that the reading would count).
 func quiet(r report) report {
 	for range settleGCs {
 		runtime.GC()
 	}
 	debug.FreeOSMemory() // one more GC, then the freed pages back to the OS
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	ms := memSamples()
+	metrics.Read(ms)
+	v := func(i int) int64 { return int64(ms[i].Value.Uint64()) }
 	r.Goroutines = runtime.NumGoroutine()
-	r.HeapBytes, r.LiveBytes, r.StackBytes = int64(ms.HeapInuse), int64(ms.HeapAlloc), int64(ms.StackInuse)
+	r.LiveBytes = v(0)
+	r.HeapBytes = v(0) + v(1)
+	r.StackBytes = v(2) + v(3)
 	return r
+}
+
+// memSamples names what quiet reads: the heap's live objects, the free space in the heap's
+// spans that hold them, and goroutine stacks (from the heap and straight from the OS).
+func memSamples() []metrics.Sample {
+	return []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/stacks:bytes"},
+		{Name: "/memory/classes/os-stacks:bytes"},
+	}
 }
 
 // settleGCs is enough for a 32 KiB stack that needs 2 KiB to shrink to its floor.

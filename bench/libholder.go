@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
@@ -40,9 +39,9 @@ type libHolder struct {
 // prepareLib makes the fleet and starts its node workers (before the baseline, so that a
 // worker's own footprint is not counted as the sessions'); the function it returns
 // establishes the sessions.
-func prepareLib(ctx context.Context, endpoint string, o Options, dials *atomic.Int64) (func(context.Context) (holder, error), []int, error) {
+func prepareLib(ctx context.Context, endpoint string, o Options, n *counts) (func(context.Context) (holder, error), []int, error) {
 	tr := wire.NewTransport(o.Workers * 2)
-	countDials(tr, dials)
+	n.countDials(tr)
 	ep := &wire.Endpoint{
 		URL:            endpoint,
 		HTTP:           &http.Client{Transport: wire.Streaming(tr)},

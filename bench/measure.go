@@ -33,9 +33,9 @@ type Result struct {
 	FDs          int     `json:"fds_growth"`
 	CPUPerCallUS float64 `json:"cpu_per_call_us"`
 	// Reported by the measuring process itself: counters it keeps anyway.
-	HeapBytes  int64 `json:"heap_growth_bytes"`  // HeapInuse: spans holding objects
-	LiveBytes  int64 `json:"live_growth_bytes"`  // HeapAlloc: the live objects in them
-	StackBytes int64 `json:"stack_growth_bytes"` // StackInuse
+	HeapBytes  int64 `json:"heap_growth_bytes"`  // spans holding objects: the live objects and the free space between them
+	LiveBytes  int64 `json:"live_growth_bytes"`  // the live objects in them
+	StackBytes int64 `json:"stack_growth_bytes"` // goroutine stacks
 	Goroutines int   `json:"goroutines_growth"`
 	// The proxy process's growth over the same moments (zero without the proxy).
 	ProxyRSSBytes     int64   `json:"proxy_rss_growth_bytes,omitempty"`

@@ -19,17 +19,18 @@ type proxyReport struct {
 }
 
 // ServeProxy is the proxy process: embedded Toxiproxy in front of upstream (a loopback
-// host:port), as a run puts it in front of the target. It writes its listen address, then
+// host:port) behind its shield's relay, as a run puts them in front of the target. It writes its listen address, then
 // answers every line from parent with its goroutine count, each time settled as the measuring
 // process is before a reading, and ends at EOF.
 func ServeProxy(ctx context.Context, upstream string, parent io.Reader, out io.Writer) error {
 	if hostIP(upstream) == "" {
 		return fmt.Errorf("bench talks to loopback targets only, not %q", upstream)
 	}
-	inj, err := faults.NewEmbedded()
+	emb, err := faults.NewEmbedded()
 	if err != nil {
 		return err
 	}
+	inj := faults.Shield(emb) // as engine's set-up does: clients reach the relay, not Toxiproxy
 	defer inj.Close()
 	listen, err := inj.AddProxy(ctx, "bench", upstream)
 	if err != nil {

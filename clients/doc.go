@@ -12,7 +12,10 @@
 //   - fleet: a group at work (its clients and their accounting, the scheduler and the turns of
 //     the request loops, tool arguments, the group's report, the run's problems), and one
 //     driver per client kind behind one interface (driver_*.go: wire, Go SDK, stateless, and
-//     the client libraries: mcp-go, the TypeScript SDKs);
+//     the client libraries: mcp-go, the TypeScript SDKs). The drivers are files of fleet, not
+//     a package: each moves its client's state and counts into the fleet's per-client
+//     accounting (sessions, deaths, retries against the dead, turns not made), which a
+//     package of drivers could reach only through some forty exports of it;
 //   - tsworker: not Go: the node worker that holds the TypeScript SDKs' clients for fleet
 //     (worker.mjs, locked by package-lock.json; npm ci there).
 //

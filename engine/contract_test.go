@@ -1,17 +1,23 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
+	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -106,6 +112,19 @@ func TestRunExportErrorContract(t *testing.T) {
 		{name: "ConfigError: a rollback's variable is not set", plan: func(t *testing.T) *Plan {
 			return mustPlan(t, steadyWorkload(t, "rollbacks: [{exec: {command: sh, env: {T: \"${MCPCHAOS_CONTRACT_UNSET}\"}}}]\n"))
 		}, wantErr: isA[*ConfigError]},
+		{name: "MeasureError: every tool call got a broken reply", plan: func(t *testing.T) *Plan {
+			w, err := workloads.Parse("broken.yaml", fmt.Appendf(nil, `name: broken
+target: {url: %s}
+phases:
+  - {name: calls, duration: 600ms, calls: true}
+groups:
+  - {name: probe, clients: 1, policy: probe, call_every: 100ms, retries: 1, retry_backoff: 10ms, tool: lookup_order, arguments: {order_id: "a", quantity: 1}}
+`, brokenCalls(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return mustPlan(t, w)
+		}, wantErr: isA[*MeasureError], withExport: true, runError: "the server broke the protocol"},
 		{name: "PanicError: a goroutine of the run panicked", plan: func(t *testing.T) *Plan { return mustPlan(t, tinyWorkload(t, "contract", 1)) },
 			opts: []Option{WithObserver(panicky{})}, wantErr: isA[*PanicError], withExport: true, runError: "panic in"},
 	}
@@ -128,6 +147,30 @@ func TestRunExportErrorContract(t *testing.T) {
 			}
 		})
 	}
+}
+
+// brokenCalls is a real MCP server (mcp-go) whose every tools/call is answered with a body
+// that is not an MCP reply; it returns the endpoint's URL.
+func brokenCalls(t *testing.T) string {
+	srv := peers.MCPGo(t, peers.Options{})
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	addr := loopback.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"tools/call"`)) {
+				w.Header().Set("Content-Type", "text/plain")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+				return
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}), nil)
+	return "http://" + addr + target.Path
 }
 
 func isA[E error](err error) bool {

@@ -43,22 +43,11 @@ func (r *runner) schedule() []faults.Scheduled {
 
 // noteFault records when each fault really went on and off each proxy.
 func (r *runner) noteFault(c faults.Change) {
-	r.faultMu.Lock()
-	defer r.faultMu.Unlock()
 	if c.Added {
-		fa := results.FaultAt{Fault: c.Fault, Proxy: c.Proxy, AddedAtS: c.At.Seconds()}
-		if c.Err != nil {
-			fa.Error = c.Err.Error()
-		}
-		r.faultLog = append(r.faultLog, fa)
+		r.log.added(faultAt{fault: c.Fault, proxy: c.Proxy, added: c.At, err: c.Err})
 		return
 	}
-	for i := len(r.faultLog) - 1; i >= 0; i-- {
-		if fa := &r.faultLog[i]; fa.Fault == c.Fault && fa.Proxy == c.Proxy && fa.RemovedAtS == 0 {
-			fa.RemovedAtS = c.At.Seconds()
-			break
-		}
-	}
+	r.log.removed(c.Fault, c.Proxy, c.At)
 }
 
 // export builds the export; problems go to run.error when fatal (the run could not measure
@@ -108,9 +97,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	if err != nil {
 		return nil, err
 	}
-	r.faultMu.Lock()
-	exp.Faults = append([]results.FaultAt(nil), r.faultLog...)
-	r.faultMu.Unlock()
+	exp.Faults, exp.Actions = r.log.exported()
 	exp.Phases = phasesRun(r.w.Phases, end.Sub(start))
 	r.phaseTurns(exp.Phases)
 	r.exportRelease(exp)
@@ -144,19 +131,6 @@ func (r *runner) phaseTurns(phases []results.PhaseAt) {
 			ph.Turns[r.w.Groups[i].Name], ph.CallsNotMade[r.w.Groups[i].Name] = pt.Turns, pt.NotMade
 		}
 	}
-}
-
-// faultsInForce names the faults in force on some proxy now, in the order they were applied.
-func (r *runner) faultsInForce() []string {
-	r.faultMu.Lock()
-	defer r.faultMu.Unlock()
-	var out []string
-	for _, f := range r.faultLog {
-		if f.Error == "" && f.RemovedAtS == 0 && !slices.Contains(out, f.Fault) {
-			out = append(out, f.Fault)
-		}
-	}
-	return out
 }
 
 // newRunID is a run's id: 8 hex digits, enough to tell the runs of a dashboard apart.

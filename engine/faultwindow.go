@@ -5,20 +5,19 @@ import (
 	"time"
 )
 
-// faultsDuring names the faults in force at some moment of the window (from, to], both since
-// the run's start, in the order they were applied: a live view that samples once a second
-// still shows a fault shorter than its tick in the line that covers it.
-func (r *runner) faultsDuring(from, to time.Duration) []string {
-	r.faultMu.Lock()
-	defer r.faultMu.Unlock()
-	fromS, toS := from.Seconds(), to.Seconds()
+// during names the faults in force at some moment of the window (from, to], both since the
+// run's start, in the order they were applied: a live view that samples once a second still
+// shows a fault shorter than its tick in the line that covers it.
+func (l *faultLog) during(from, to time.Duration) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var out []string
-	for _, f := range r.faultLog {
-		if f.Error != "" || f.AddedAtS > toS || (f.RemovedAtS != 0 && f.RemovedAtS <= fromS) {
+	for _, f := range l.faults {
+		if f.err != nil || f.added > to || (f.removed != 0 && f.removed <= from) {
 			continue
 		}
-		if !slices.Contains(out, f.Fault) {
-			out = append(out, f.Fault)
+		if !slices.Contains(out, f.fault) {
+			out = append(out, f.fault)
 		}
 	}
 	return out

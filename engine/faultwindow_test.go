@@ -23,11 +23,11 @@ func TestFaultsDuring(t *testing.T) {
 		{2 * time.Second, 3 * time.Second, []string{"outage"}},         // not yet removed
 		{1200 * time.Millisecond, 1300 * time.Millisecond, []string{"blip"}},
 	} {
-		if got := r.faultsDuring(c.from, c.to); !slices.Equal(got, c.want) {
+		if got := r.log.during(c.from, c.to); !slices.Equal(got, c.want) {
 			t.Errorf("(%v, %v]: %v, want %v", c.from, c.to, got, c.want)
 		}
 	}
-	if fs := r.faultsInForce(); !slices.Equal(fs, []string{"outage"}) {
+	if fs := r.log.inForce(); !slices.Equal(fs, []string{"outage"}) {
 		t.Errorf("in force now: %v", fs)
 	}
 }

@@ -84,7 +84,11 @@ func TestConcurrentRunsAreIsolated(t *testing.T) {
 		t.Fatalf("run 0: %v, want its observer's panic in its error and export", errs[0])
 	}
 	for i, exp := range exps {
-		if i > 0 && errs[i] != nil {
+		// Isolation is that run 0's panic stops run 0 only. Whether the others measured what
+		// they were asked (a MeasureError: on a starved machine sessions with a 300 ms TTL can
+		// die before their calls) is not about isolation, and is tested elsewhere.
+		var me *MeasureError
+		if i > 0 && errs[i] != nil && (!errors.As(errs[i], &me) || exp == nil || strings.Contains(exp.Run.Error, "panic")) {
 			t.Errorf("run %d: %v (another run's panic reached it?)", i, errs[i])
 			continue
 		}

@@ -32,16 +32,26 @@ func TestPhasesAndFaultsInForce(t *testing.T) {
 	r.noteFault(faultChange("proxy-restart", "naive", true, 1800*time.Millisecond))
 	r.noteFault(faultChange("proxy-restart", "probe", true, 1800*time.Millisecond))
 	r.noteFault(faultChange("lb-idle-timeout", "naive", false, 1600*time.Millisecond))
-	if fs := r.faultsInForce(); len(fs) != 1 || fs[0] != "proxy-restart" {
+	if fs := r.log.inForce(); len(fs) != 1 || fs[0] != "proxy-restart" {
 		t.Errorf("in force: %v, want [proxy-restart]", fs)
 	}
 	r.noteFault(faultChange("proxy-restart", "naive", false, 6*time.Second))
-	if fs := r.faultsInForce(); len(fs) != 1 { // still on the probe group's proxy
+	if fs := r.log.inForce(); len(fs) != 1 { // still on the probe group's proxy
 		t.Errorf("in force: %v, want [proxy-restart]", fs)
 	}
 	r.noteFault(faultChange("proxy-restart", "probe", false, 6*time.Second))
-	if fs := r.faultsInForce(); len(fs) != 0 {
+	if fs := r.log.inForce(); len(fs) != 0 {
 		t.Errorf("in force: %v, want none", fs)
+	}
+	// The export's form is made once, at the end: each fault on each proxy, on and off.
+	fs, _ := r.log.exported()
+	want := []results.FaultAt{
+		{Fault: "lb-idle-timeout", Proxy: "naive", AddedAtS: 1.2, RemovedAtS: 1.6},
+		{Fault: "proxy-restart", Proxy: "naive", AddedAtS: 1.8, RemovedAtS: 6},
+		{Fault: "proxy-restart", Proxy: "probe", AddedAtS: 1.8, RemovedAtS: 6},
+	}
+	if !reflect.DeepEqual(fs, want) {
+		t.Errorf("exported faults:\n%+v\nwant\n%+v", fs, want)
 	}
 
 	start := time.Now()

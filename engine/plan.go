@@ -3,7 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -173,10 +178,8 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if err := w.CheckClientsInProcesses(max(d.procs, 1)); err != nil { // what one process runs
 		return nil, &ConfigError{Field: "groups", Err: err}
 	}
-	for k := range p.Labels {
-		if k == "" {
-			return nil, &ConfigError{Field: "labels", Err: errors.New("a run label needs a key: write key=value, e.g. release=v1.4.2")}
-		}
+	if err := checkLabels(p.Labels); err != nil {
+		return nil, &ConfigError{Field: "labels", Err: err}
 	}
 	p.Workload = w
 	return &p, nil
@@ -245,4 +248,24 @@ func shareOf(n, index, count int) int {
 		return 0
 	}
 	return (n-index-1)/count + 1
+}
+
+// labelKey is what a run label's key may be: a word a dashboard and a shell take as it is.
+var labelKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,62}$`)
+
+// checkLabels checks each label is what the export, the live metrics and compare can show:
+// a key that is a word, a short printable value.
+func checkLabels(labels map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		v := labels[k]
+		switch {
+		case k == "":
+			return errors.New("a run label needs a key: write key=value, e.g. release=v1.4.2")
+		case !labelKey.MatchString(k):
+			return fmt.Errorf("%q: the key %q must start with a letter or _ and hold only letters, digits, _, . and - (at most 63)", k+"="+v, k)
+		case v == "" || len(v) > 200 || strings.IndexFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+			return fmt.Errorf("%q: the value must be 1 to 200 printable characters", k+"="+v)
+		}
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/faults"
@@ -24,9 +23,6 @@ import (
 type release struct {
 	actions []faults.ScheduledAction
 	err     error // the first action that failed, once the run is over
-
-	mu  sync.Mutex
-	log []results.ActionAt
 }
 
 // ReferenceTopology is the cluster shape a workload's built-in target asks for.
@@ -135,38 +131,18 @@ func (t clusterTopology) Scale(n int, fault string) error { return t.c.Scale(n, 
 
 // noteAction records an action in the export's actions and its steps in the fault timeline.
 func (r *runner) noteAction(rep faults.Report) {
-	a := results.ActionAt{
-		Action: rep.Name, Kind: rep.Kind,
-		StartedAtS: rep.Started.Seconds(), EndedAtS: rep.Done.Seconds(),
-		Detail: rep.Detail, Command: rep.Command, ExitStatus: rep.ExitStatus,
-		Output: rep.Output, OutputTruncated: rep.Truncated,
-	}
-	if rep.Err != nil {
-		a.Error = rep.Err.Error()
-	}
-	r.rel.mu.Lock()
-	r.rel.log = append(r.rel.log, a)
-	r.rel.mu.Unlock()
-	r.faultMu.Lock()
-	defer r.faultMu.Unlock()
+	r.log.action(rep)
 	steps := rep.Steps
 	if len(steps) == 0 {
 		steps = []faults.Step{{At: rep.Started, Target: rep.Kind}}
 	}
 	for _, s := range steps {
-		fa := results.FaultAt{Fault: rep.Name, Proxy: s.Target, AddedAtS: s.At.Seconds(), RemovedAtS: rep.Done.Seconds()}
-		if rep.Err != nil {
-			fa.Error = rep.Err.Error()
-		}
-		r.faultLog = append(r.faultLog, fa)
+		r.log.added(faultAt{fault: rep.Name, proxy: s.Target, added: s.At, removed: rep.Done, err: rep.Err})
 	}
 }
 
-// exportRelease adds the actions and the cluster's deaths to the export.
+// exportRelease adds the cluster's deaths to the export.
 func (r *runner) exportRelease(exp *results.Export) {
-	r.rel.mu.Lock()
-	exp.Actions = append([]results.ActionAt(nil), r.rel.log...)
-	r.rel.mu.Unlock()
 	if r.inst == nil || r.inst.Cluster == nil {
 		return
 	}

@@ -37,9 +37,8 @@ type runner struct {
 	proxies map[string]string // group → proxy listen address
 	tgt     targetInfo        // what setUp learnt about the target (setup.go)
 
-	faultMu  sync.Mutex
-	faultLog []results.FaultAt
-	rel      release // restart, rebalance, scale, exec, wait_for (release.go)
+	log faultLog // what the faults and actions did (faultlog.go)
+	rel release  // restart, rebalance, scale, exec, wait_for (release.go)
 
 	abortMu  sync.Mutex
 	aborted  *gate.Threshold
@@ -158,8 +157,8 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
 	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
-	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.faultsInForce
-	obs.v.faultsDuring = r.faultsDuring
+	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.log.inForce
+	obs.v.faultsDuring = r.log.during
 	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,8 @@ func TestNewPlanRefusesWhatGoCallersCanSet(t *testing.T) {
 		{"target.url", nil, []PlanOption{WithTarget(workloads.Target{URL: "gopher://x", SessionTTL: time.Second})}},
 		{"shard", nil, []PlanOption{WithShard(2, 2)}},
 		{"labels", nil, []PlanOption{WithLabels(map[string]string{"": "x"})}},
+		{"labels", nil, []PlanOption{WithLabels(map[string]string{"9x": "1"})}},
+		{"labels", nil, []PlanOption{WithLabels(map[string]string{"release": "v1\n"})}},
 	}
 	for _, c := range cases {
 		w := seedFast(t)
@@ -96,31 +99,38 @@ func TestNewPlanRefusesWhatGoCallersCanSet(t *testing.T) {
 	}
 }
 
-// FuzzNewPlan changes a built-in workload's fields to values a Go caller could set: NewPlan
-// returns a plan or a ConfigError, never panics, and a plan it returns holds what Validate
-// promises.
+// FuzzNewPlan changes a built-in workload's fields to values a Go caller could set (one field
+// per byte of fields, each from n and s): NewPlan returns a plan or a ConfigError, never
+// panics, and a plan it returns holds what Validate promises.
 func FuzzNewPlan(f *testing.F) {
-	f.Add(uint8(0), int64(-3), "x")
-	f.Add(uint8(1), int64(0), "naive")
-	f.Add(uint8(2), int64(1), "bogus")
-	f.Add(uint8(5), int64(math.MinInt64), "")
-	f.Add(uint8(9), int64(math.MaxInt64), "ping")
-	f.Add(uint8(14), int64(7), "redis://")
-	f.Add(uint8(17), int64(1<<40), "ttl")
-	f.Fuzz(func(t *testing.T, field uint8, n int64, s string) {
+	f.Add([]byte{0}, int64(-3), "x")
+	f.Add([]byte{1}, int64(0), "naive")
+	f.Add([]byte{2, 3}, int64(1), "bogus")
+	f.Add([]byte{5, 6, 9}, int64(math.MinInt64), "")
+	f.Add([]byte{9}, int64(math.MaxInt64), "ping")
+	f.Add([]byte{14, 13}, int64(7), "redis://")
+	f.Add([]byte{17}, int64(1<<40), "ttl")
+	f.Add([]byte{24, 25}, int64(2), "probe.drops > 5")
+	f.Add([]byte{26, 19, 0}, int64(-1), "echo")
+	f.Fuzz(func(t *testing.T, fields []byte, n int64, s string) {
+		if len(fields) > 8 {
+			fields = fields[:8]
+		}
 		w := seedFast(t)
 		var opts []PlanOption
-		mutate(w, field, n, s, &opts)
+		for i, field := range fields {
+			mutate(w, field, n+int64(i), s, &opts)
+		}
 		p, err := NewPlan(w, opts...)
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) {
-				t.Fatalf("field %d = %d/%q: %T %v, want a ConfigError", field, n, s, err, err)
+				t.Fatalf("fields %v = %d/%q: %T %v, want a ConfigError", fields, n, s, err, err)
 			}
 			return
 		}
 		if err := p.Workload.Validate(); err != nil && p.Shard == nil {
-			t.Fatalf("field %d = %d/%q: planned a workload that does not validate: %v", field, n, s, err)
+			t.Fatalf("fields %v = %d/%q: planned a workload that does not validate: %v", fields, n, s, err)
 		}
 	})
 }
@@ -129,7 +139,7 @@ func FuzzNewPlan(f *testing.F) {
 func mutate(w *workloads.Workload, which uint8, n int64, s string, opts *[]PlanOption) {
 	g := &w.Groups[int(uint64(n)%uint64(len(w.Groups)))]
 	d := time.Duration(n)
-	switch which % 24 {
+	switch which % 27 {
 	case 0:
 		g.Clients = int(n)
 	case 1:
@@ -178,5 +188,16 @@ func mutate(w *workloads.Workload, which uint8, n int64, s string, opts *[]PlanO
 		*opts = append(*opts, WithTarget(workloads.Target{URL: s, SessionTTL: d}))
 	case 23:
 		*opts = append(*opts, WithToxiproxy(s))
+	case 24:
+		*opts = append(*opts, WithLabels(map[string]string{s: strconv.FormatInt(n, 36)}))
+	case 25:
+		th, err := gate.ParseThreshold(s)
+		if err != nil {
+			th = gate.Threshold{Expr: s, Scope: s} // a value not made by the parser
+		}
+		th.AbortOnFail = n%2 == 0
+		*opts = append(*opts, WithThresholds(th))
+	case 26:
+		*opts = append(*opts, WithGroupOverrides(GroupOverrides{Tool: s, Probe: s, DeadStatuses: []int{int(n)}}))
 	}
 }

@@ -351,8 +351,10 @@ func (w *Workload) CheckThresholds(field string, ths []gate.Threshold) error {
 
 func (v *validator) thresholdList(field string, w *Workload, ths []gate.Threshold) {
 	scopes := map[string]bool{"overall": true}
+	var names []string
 	for _, g := range w.Groups {
 		scopes[g.Name] = true
+		names = append(names, g.Name)
 	}
 	for i, th := range ths {
 		f := fmt.Sprintf("%s[%d]", field, i)
@@ -367,7 +369,7 @@ func (v *validator) thresholdList(field string, w *Workload, ths []gate.Threshol
 			continue
 		}
 		if !scopes[th.Scope] {
-			v.add(f, "threshold %q is about group %q, which workload %s does not have", th.Expr, th.Scope, w.Name)
+			v.add(f, "threshold %q is about group %q, which workload %s does not have; use one of %s, or overall", th.Expr, th.Scope, w.Name, strings.Join(names, ", "))
 		}
 		if th.AbortOnFail {
 			if err := th.EarlyError(); err != nil {

@@ -12,9 +12,12 @@
 // loop around a library session (driver_lib.go) with the inside view of its calls
 // (driver_lib_judge.go), mcp-go's client (driver_mcpgo.go), the TypeScript SDKs' clients in
 // node workers driven over JSON lines (driver_ts.go, driver_ts_worker.go; the worker itself is
-// clients/tsworker), and what the export says of a library (library.go). Adding a kind is a new driver file and one case in pickDriver. The
-// drivers live here, not in a package of their own, because a driver is a client's life: it
-// moves the client's state and its accounting, which stay unexported.
+// clients/tsworker), and what the export says of a library (library.go). Adding a kind is a
+// new driver file and one case in pickDriver. The drivers live here, not in a package of their
+// own, because they share the fleet's per-client accounting: a driver is a client's life, it
+// moves the client's state and counts its sessions, deaths, retries and turns into the same
+// unexported books every kind is judged by (a package of drivers needed about forty exports
+// of fleet, decided in issue 17).
 //
 // It must not know about workloads, faults, exports or the reference server's internals: it is
 // handed a GroupConfig, a wire.Endpoint, a recorder and a truth.Truth, and counts into the

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
-	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // gateError is a release gate that failed: a threshold (run, merge) or a regression (compare).
@@ -30,23 +29,16 @@ func thresholdsGate(rs []results.ThresholdResult) error {
 	return &gateError{fmt.Sprintf("%d of %d thresholds failed: %s", len(failed), len(rs), strings.Join(failed, "; "))}
 }
 
-// flagThresholds parses the thresholds given with a flag (--threshold, --threshold-abort),
-// each checked against the workload's groups.
-func flagThresholds(w *workloads.Workload, exprs []string, flag string) ([]gate.Threshold, error) {
-	groups := map[string]bool{"overall": true}
-	var names []string
-	for _, g := range w.Groups {
-		groups[g.Name] = true
-		names = append(names, g.Name)
-	}
+// flagThresholds parses the thresholds given with a flag (--threshold, --threshold-abort).
+// What they may be about (the workload's groups, a metric that only grows for an abort) is
+// checked once, by engine.NewPlan, whose error names the threshold's field; planError turns
+// it back into the flag.
+func flagThresholds(exprs []string, flag string) ([]gate.Threshold, error) {
 	var ths []gate.Threshold
 	for _, expr := range exprs {
 		th, err := gate.ParseThreshold(expr)
 		if err != nil {
 			return nil, usagef("%s: %v", flag, err)
-		}
-		if !groups[th.Scope] {
-			return nil, usagef("%s %q: workload %s has no group %q; use one of %s, or overall", flag, expr, w.Name, th.Scope, strings.Join(names, ", "))
 		}
 		ths = append(ths, th)
 	}

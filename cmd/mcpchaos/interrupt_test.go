@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +13,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
-// interruptWorkload runs a few sessions through a drop and a proxy outage in about 1.5 s.
+// interruptWorkload runs a few sessions through a proxy outage in about 1.5 s.
 const interruptWorkload = `name: tiny
 target:
   builtin:
@@ -27,84 +24,58 @@ target:
 phases:
   - {name: active, duration: 1500ms, calls: true}
 groups:
-  - {name: naive, policy: naive, clients: 3, ramp: 50ms, call_every: 30ms, retry_backoff: 5ms}
-  - {name: probe, policy: probe, probe: ping, clients: 3, ramp: 50ms, call_every: 30ms, retry_backoff: 5ms}
+  - {name: naive, policy: naive, clients: 2, ramp: 50ms, call_every: 30ms, retry_backoff: 5ms}
 faults:
-  - {name: cut, toxic: idle_timeout, attributes: {timeout: 40}, at: 200ms, for: 200ms}
   - {name: out, toxic: down, at: 500ms, for: 500ms}
 `
 
-// Interrupts at random moments, many times: every run that got as far as starting writes an
-// export that parses and is marked interrupted, and no proxy is left listening. A run
-// interrupted while still setting up writes nothing and leaves nothing.
-func TestInterruptAtRandomMoments(t *testing.T) {
+// What `run` writes when interrupted: exit 130, the export and its companions once the clients
+// had started (and nothing while it was still setting up), never a temporary file left behind.
+// What the run itself does on an interrupt (the export marked, the fleets ended within 5 s, no
+// proxy left) is engine's, tested there at random moments (engine/interrupt_test.go).
+func TestInterruptWritesTheExports(t *testing.T) {
 	t.Parallel()
 	w, err := workloads.Parse("tiny.yaml", []byte(interruptWorkload))
 	if err != nil {
 		t.Fatal(err)
 	}
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 0))
-	t.Logf("seed %d", seed)
 	dir := t.TempDir()
-	const runs = 20
-	exported := 0
-	for i := range runs {
+	// Interrupts before anything ran (the context already ended), mid-run, and never.
+	for i, after := range []time.Duration{0, 800 * time.Millisecond, time.Hour} {
 		out := filepath.Join(dir, "r"+string(rune('a'+i))+".json")
-		// Offsets from 0 to past the run's end; every fourth in the first 50 ms (set-up).
-		span := 1800 * time.Millisecond
-		if i%4 == 0 {
-			span = 50 * time.Millisecond
-		}
-		after := time.Duration(rng.Int64N(int64(span)))
 		ctx, cancel := context.WithCancel(context.Background())
-		var sent atomic.Pointer[time.Time]      // when the interrupt really came: a timer fires late on a loaded machine
-		timer := time.AfterFunc(after, func() { // the interrupt itself, not a synchronisation
-			now := time.Now()
-			sent.Store(&now)
+		if after == 0 {
 			cancel()
-		})
+		}
+		timer := time.AfterFunc(after, cancel) // the interrupt itself, not a synchronisation
 		runErr := runWorkload(ctx, w, runFlags{out: out, progress: "off", quiet: true, formats: "csv,hgrm,junit"}, io.Discard, io.Discard)
-		returned := time.Now()
-		interrupted := !timer.Stop() // it may also have come just after the run ended
+		interrupted := !timer.Stop() || after == 0
 		cancel()
-		if runErr != nil && (!interrupted || exitCode(runErr) != exitInterrupted) {
-			t.Errorf("run %d (interrupt after %v): %v (exit %d), want interrupted (130)", i, after, runErr, exitCode(runErr))
+		code := exitCode(runErr)
+		_, statErr := os.Stat(out)
+		switch {
+		case interrupted && code != exitInterrupted:
+			t.Errorf("run %d (interrupt after %v): %v (exit %d), want interrupted (130)", i, after, runErr, code)
 			continue
-		}
-		// Writing the export and its companions is not bounded by the 5 s promise (it is by
-		// the process getting CPU), but a run must never hang after an interrupt.
-		if at := sent.Load(); interrupted && at != nil && returned.Sub(*at) > 30*time.Second {
-			t.Errorf("run %d: returned %v after the interrupt", i, returned.Sub(*at))
-		}
-		if _, err := os.Stat(out); errors.Is(err, os.ErrNotExist) {
-			if runErr == nil {
-				t.Errorf("run %d: finished without an export", i)
+		case !interrupted && code == exitInterrupted:
+			t.Errorf("run %d: exit 130 without an interrupt", i)
+		case errors.Is(statErr, os.ErrNotExist):
+			// Interrupted while setting up (on a loaded machine set-up can outlast 800 ms):
+			// nothing ran, nothing is written.
+			if !interrupted {
+				t.Errorf("run %d: finished (%v) without an export", i, runErr)
 			}
-			continue // interrupted while setting up: nothing ran
+			continue
+		case after == 0:
+			t.Errorf("interrupted before the start, yet an export was written")
 		}
 		exp, err := results.ReadFile(out)
 		if err != nil {
 			t.Errorf("run %d (interrupt after %v): export does not read: %v", i, after, err)
 			continue
 		}
-		exported++
-		if exp.Run.Interrupted != (runErr != nil) {
-			t.Errorf("run %d: export interrupted=%v, run returned %v", i, exp.Run.Interrupted, runErr)
-		}
-		// The README's promise: every fleet ends within 5 s of an interrupt. The export's end
-		// is when the last fleet stopped; before it, the fleets were still running.
-		if at := sent.Load(); exp.Run.Interrupted && at != nil && exp.Run.End.Sub(*at) > 5*time.Second {
-			t.Errorf("run %d: the fleets ended %v after the interrupt, over 5s", i, exp.Run.End.Sub(*at))
-		}
-		if len(exp.Run.Proxies) != 2 {
-			t.Errorf("run %d: proxies in export: %v", i, exp.Run.Proxies)
-		}
-		for g, addr := range exp.Run.Proxies {
-			if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-				c.Close()
-				t.Errorf("run %d: group %s: proxy %s still accepts connections", i, g, addr)
-			}
+		if exp.Run.Interrupted != interrupted {
+			t.Errorf("run %d: export interrupted=%v, the run was interrupted: %v", i, exp.Run.Interrupted, interrupted)
 		}
 		for _, ext := range []string{".csv", ".junit.xml"} {
 			if _, err := os.Stat(out[:len(out)-len(".json")] + ext); err != nil {
@@ -119,5 +90,4 @@ func TestInterruptAtRandomMoments(t *testing.T) {
 			t.Errorf("left in the export directory: %s", n)
 		}
 	}
-	t.Logf("%d of %d runs wrote an export", exported, runs)
 }

@@ -138,18 +138,15 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 	if _, err := parseFormats(fl.formats); err != nil {
 		return nil, err
 	}
-	ths, err := flagThresholds(w, fl.thresholds, "--threshold")
+	ths, err := flagThresholds(fl.thresholds, "--threshold")
 	if err != nil {
 		return nil, err
 	}
-	abort, err := flagThresholds(w, fl.abortOn, "--threshold-abort")
+	abort, err := flagThresholds(fl.abortOn, "--threshold-abort")
 	if err != nil {
 		return nil, err
 	}
-	for i, th := range abort {
-		if err := th.EarlyError(); err != nil {
-			return nil, usagef("--threshold-abort %q: %v", th.Expr, err)
-		}
+	for i := range abort {
 		abort[i].AbortOnFail = true
 	}
 	opts = append(opts, engine.WithThresholds(append(ths, abort...)...))
@@ -169,9 +166,24 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 		return nil, usagef("--shard %q: %s", fl.shard, se.Why)
 	}
 	if err != nil {
-		return nil, flagError(err)
+		return nil, flagError(err, thresholdFlag(len(ths)))
 	}
 	return plan, nil
+}
+
+// thresholdFlag names the flag that gave the added threshold at a field of NewPlan's error:
+// the --threshold ones come first (n of them), then the --threshold-abort ones.
+func thresholdFlag(n int) func(field string) string {
+	return func(field string) string {
+		var i int
+		if _, err := fmt.Sscanf(field, "thresholds (added)[%d]", &i); err != nil {
+			return ""
+		}
+		if i < n {
+			return "--threshold"
+		}
+		return "--threshold-abort"
+	}
 }
 
 func parseFormats(s string) ([]string, error) {

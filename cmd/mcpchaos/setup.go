@@ -144,15 +144,23 @@ var flagOf = []struct{ field, flag string }{
 
 // flagError is engine.NewPlan's error as a usage error; a mistake in a field a flag sets is
 // said of the flag (a field the workload file sets was checked, with its line, when the file
-// was read).
-func flagError(err error) error {
+// was read). more, if given, names the flags of fields flagOf does not know.
+func flagError(err error, more ...func(field string) string) error {
 	var ce *engine.ConfigError
 	if !errors.As(err, &ce) {
 		return &usageError{err}
 	}
+	flag := func(field string) string {
+		for _, m := range more {
+			if f := m(field); f != "" {
+				return f
+			}
+		}
+		return flagFor(field)
+	}
 	var ve *workloads.ValidationError
 	if !errors.As(err, &ve) {
-		if f := flagFor(ce.Field); f != "" && ce.Field != "target" {
+		if f := flag(ce.Field); f != "" && ce.Field != "target" {
 			return usagef("%s: %v", f, ce.Err)
 		}
 		return &usageError{err}
@@ -160,7 +168,7 @@ func flagError(err error) error {
 	lines := make([]string, len(ve.Errs))
 	for i, e := range ve.Errs {
 		lines[i] = e.Error()
-		if f := flagFor(e.Field); f != "" {
+		if f := flag(e.Field); f != "" {
 			lines[i] = f + ": " + e.Msg
 		}
 	}
