@@ -54,6 +54,9 @@ type runner struct {
 	rollbacks      []rollbackPlan // run at the end of every run (rollback.go)
 	rollbacksReady bool
 	began          time.Time // set-up, then the clients' start: what rollback times count from
+
+	leakMu sync.Mutex
+	leak   *results.SessionLeak // the session-leak check's verdict (leakcheck.go)
 }
 
 // Run carries out the plan: it sets up the target, the proxies and the fleets, runs them for
@@ -192,6 +195,12 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	wg.Go(func() { r.steadyWhile(runCtx, ctx, start) })
 	for _, f := range r.fleets {
 		wg.Go(func() { f.Run(runCtx, start) })
+	}
+	if lc, ok := r.planLeakCheck(); ok {
+		wg.Go(func() {
+			defer guard.Catch(runCtx, "session-leak check")
+			r.runLeakCheck(runCtx, start, lc)
+		})
 	}
 	obs.start(runCtx)
 	wg.Wait()

@@ -121,6 +121,9 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		Phases:  len(r.w.Phases),
 		PhaseAt: phaseAt(r.w.Phases),
 	}
+	if c := g.Churn; c != nil { // clients that come and go (clients/fleet/churn.go)
+		fc.Churn = fleet.Churn{Every: c.Every, Abandon: c.Abandon, On: r.w.ChurnOn(c)}
+	}
 	r.recs = append(r.recs, rec)
 	fl := fleet.New(fc, ep, rec, truth, callsOn(r.w.Phases))
 	r.fleets = append(r.fleets, fl)
@@ -394,5 +397,7 @@ func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
 		Keepalive:           b.Keepalive,
 		Retry:               b.Retry,
 		PostResponse:        b.PostResponse,
+		MaxSessions:         b.MaxSessions,
+		Leak:                b.Leak,
 	}
 }

@@ -58,6 +58,8 @@ const (
 	ListenDrops           // listen streams that ended without their completion while the client listened
 	NotificationsReceived // notifications read on listen streams
 	NotificationsLost     // numbered notifications that never arrived: gaps between a drop and the re-listen
+	SessionsClosed        // sessions the client ended with DELETE (churn, and the end of the run)
+	SessionsAbandoned     // sessions a churning client left without DELETE: it just stopped using them
 	numCounters
 )
 
@@ -72,6 +74,7 @@ var counterNames = [numCounters]string{
 	"listeners_silently_dead", "errors_misclassified", "silent_substitutions",
 	"calls_not_made", "calls_run_twice",
 	"listens", "listen_drops", "notifications_received", "notifications_lost",
+	"sessions_closed", "sessions_abandoned",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -117,6 +120,8 @@ var counterHelp = [numCounters]string{
 	"Stateless revision: listen streams that ended without their completion result while the client listened (cut).",
 	"Stateless revision: notifications read on listen streams.",
 	"Stateless revision: numbered notifications that never arrived (sent between a drop and the re-listen).",
+	"Sessions the clients ended with DELETE (a churning client's, and each live one at the end of the run).",
+	"Sessions churning clients left without DELETE: they stopped using them, and only the server's TTL can reclaim them.",
 }
 
 // Counters lists every counter in export order.

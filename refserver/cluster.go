@@ -342,6 +342,10 @@ func (c *Cluster) Stats() Stats {
 		t.EventsEmitted += st.EventsEmitted
 		t.EventsReplayed += st.EventsReplayed
 		t.DeadRequests += st.DeadRequests
+		t.SessionsHeld += st.SessionsHeld
+		t.SessionsDeleted += st.SessionsDeleted
+		t.SessionsExpired += st.SessionsExpired
+		t.SessionsRefused += st.SessionsRefused
 	}
 	return t
 }

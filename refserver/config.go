@@ -70,6 +70,15 @@ type Config struct {
 	SlowSteps int
 	// SlowStep is the pause before each of the slow tool's steps. 0 means 50ms.
 	SlowStep time.Duration
+	// MaxSessions caps the sessions the server holds (sessions_held: records not yet
+	// reclaimed, dead or alive): an initialize beyond it is answered 503, as the Python SDK
+	// answers above 10,000. 0 means no cap. A Cluster's replicas cap each their own.
+	MaxSessions int
+	// Leak makes the server never reclaim a session: a session still dies (by TTL or DELETE,
+	// and is answered as dead), but its record and its event log stay held, as in a server
+	// that checks expiry on lookup and has no sweeper. Sessions held then only grow
+	// (leak.go).
+	Leak bool
 	// Now is the clock. nil means time.Now.
 	Now func() time.Time
 }
@@ -136,6 +145,9 @@ func (c Config) Validate() error {
 	}
 	if c.RetentionEvents < 0 {
 		errs = append(errs, fmt.Errorf("retention events %d is negative", c.RetentionEvents))
+	}
+	if c.MaxSessions < 0 {
+		errs = append(errs, fmt.Errorf("max sessions %d is negative (0: no cap)", c.MaxSessions))
 	}
 	if c.GetValidation != Permissive && c.GetValidation != Strict {
 		errs = append(errs, fmt.Errorf("get validation %q: want %q or %q", c.GetValidation, Permissive, Strict))

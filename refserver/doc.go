@@ -21,6 +21,12 @@
 // The server knows the exact moment each session died ([Server.DeathTime]),
 // which lets mcpchaos measure detection delay exactly against it.
 //
+// Like a production server it exposes its own Prometheus metrics (metrics.go:
+// sessions held, event logs, requests by status, RSS, at [MetricsPath] of an
+// [Instance]), can cap the sessions it holds (Config.MaxSessions: 503 beyond,
+// as the Python SDK does) and can be told to leak: never reclaim a dead
+// session (Config.Leak, leak.go), the server that session-churn catches.
+//
 // A [Cluster] is the production shape of the same server: replicas, each
 // with its own session store, behind an embedded router that is sticky on
 // Mcp-Session-Id (or hashes, or has no affinity), with the event log per

@@ -335,3 +335,22 @@ func (st *logStore) addIfAbsent(k sessionKey, l *eventLog) *eventLog {
 	sh.logs[k] = l
 	return l
 }
+
+// logSize is what a log store keeps: logs, their events, and the bytes of those events.
+type logSize struct{ Logs, Entries, Bytes int64 }
+
+// size walks the store (each log's lock briefly): for a scrape, not a hot path. Events past
+// retention that no one has evicted yet are counted: they are still held.
+func (st *logStore) size() logSize {
+	var z logSize
+	st.each(func(_ sessionKey, l *eventLog) {
+		l.mu.Lock()
+		z.Logs++
+		for _, e := range l.events[l.head:] {
+			z.Entries++
+			z.Bytes += int64(len(e.data))
+		}
+		l.mu.Unlock()
+	})
+	return z
+}

@@ -23,6 +23,7 @@ type Instance struct {
 	Cluster *Cluster
 
 	http      *http.Server
+	metrics   http.Handler // MetricsPath (metrics.go)
 	served    chan error
 	closeOnce sync.Once
 	closeErr  error
@@ -61,8 +62,12 @@ func StartCluster(addr string, cfg Config, topo Topology) (*Instance, error) {
 const HealthPath = "/healthz"
 
 func listenAndServe(ln net.Listener, inst *Instance, h http.Handler) *Instance {
+	codes := new(statusCounts)
+	inst.metrics = metricsHandler(inst, codes)
 	mux := http.NewServeMux()
-	mux.Handle(Path, h)
+	mux.Handle(Path, counted(h, codes))
+	mux.Handle(MetricsPath, inst.metrics)
+	mux.Handle(SessionsPath, sessionsJSON(inst))
 	mux.HandleFunc(HealthPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	inst.URL = "http://" + ln.Addr().String() + Path
 	inst.Addr = ln.Addr().String()
@@ -86,6 +91,26 @@ func (i *Instance) Stats() Stats {
 		return i.Cluster.Stats()
 	}
 	return i.Server.Stats()
+}
+
+// MetricsHandler serves the instance's Prometheus metrics (metrics.go), as MetricsPath does;
+// `mcpchaos serve --metrics-addr` serves it on an address of its own too.
+func (i *Instance) MetricsHandler() http.Handler { return i.metrics }
+
+// config is the configuration of the server, or of the cluster's replicas.
+func (i *Instance) config() Config {
+	if i.Cluster != nil {
+		return i.Cluster.cfg
+	}
+	return i.Server.cfg
+}
+
+// logSize is what the event logs keep, over the cluster's distinct log stores.
+func (i *Instance) logSize() logSize {
+	if i.Cluster != nil {
+		return i.Cluster.logSize()
+	}
+	return i.Server.logs.size()
 }
 
 // RunTwice says which tool calls the server (or cluster) ran more than once.

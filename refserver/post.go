@@ -74,12 +74,16 @@ func (s *Server) initialize(w http.ResponseWriter, req *jsonrpc.Request) {
 	if supportedVersion(p.ProtocolVersion) {
 		version = p.ProtocolVersion
 	}
+	if !s.sessions.reserve(s.cfg.MaxSessions) {
+		s.refuseSession(w) // leak.go: 503, as the Python SDK answers above its cap
+		return
+	}
 	key := newSessionKey()
 	rec := &session{key: key, log: newEventLog(s.limits, key)}
 	rec.log.primes = version >= "2025-11-25" // revisions are dates: they sort as strings
 	rec.lastRefresh.Store(s.now())
 	s.logs.add(rec.key, rec.log) // before the record: a live session always has a log
-	s.sessions.add(rec)
+	s.sessions.insert(rec)
 	s.created.Add(1)
 	w.Header().Set("Mcp-Session-Id", rec.key.String())
 	s.reply(w, rec.log).respond(req.ID, initializeResult{

@@ -33,6 +33,10 @@ type Stats struct {
 	ListensOpen     int64  // subscriptions/listen streams open now (stateless.go)
 	ListenNotified  int64  // numbered notifications written to listen streams
 	ListenSeq       uint64 // the last notification's number: how many were broadcast
+	SessionsHeld    int64  // records held, alive or dead and not yet reclaimed (Config.Leak: never)
+	SessionsDeleted int64  // ended by DELETE
+	SessionsExpired int64  // ended by TTL, as the reaper found them
+	SessionsRefused int64  // initializes answered 503 at Config.MaxSessions
 }
 
 // Server is the reference MCP server. It is an http.Handler that serves the
@@ -53,6 +57,7 @@ type Server struct {
 	lis       listeners // the stateless revision's listen streams
 
 	created, streams, emitted, replayed, deadRequests atomic.Int64
+	deleted, expired, refused                         atomic.Int64 // leak.go, metrics.go
 }
 
 // New returns a server for cfg (see Config.WithDefaults) and starts its one
@@ -124,8 +129,8 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeDead(w)
 		return
 	}
-	s.sessions.bury(map[sessionKey]grave{key: {now, CauseDelete}})
-	rec.log.end()
+	s.deleted.Add(1)
+	s.release(rec, grave{now, CauseDelete}) // leak.go: unless the server leaks
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -175,6 +180,10 @@ func (s *Server) Stats() Stats {
 		SessionsCreated: s.created.Load(),
 		SessionsLive:    live,
 		SessionsDied:    died,
+		SessionsHeld:    s.sessions.held.Load(),
+		SessionsDeleted: s.deleted.Load(),
+		SessionsExpired: s.expired.Load(),
+		SessionsRefused: s.refused.Load(),
 		StreamsOpen:     s.streams.Load(),
 		EventsEmitted:   s.emitted.Load(),
 		EventsReplayed:  s.replayed.Load(),
@@ -257,20 +266,28 @@ func (s *Server) notifyAll(buf []*session, turn int) []*session {
 
 // reap frees what liveness no longer needs: records of dead sessions become
 // graves (their logs are told, so Strict streams close), and logs of dead
-// sessions whose events are all gone are dropped.
+// sessions whose events are all gone are dropped. A leaking server (leak.go)
+// tells the logs and counts the deaths, and frees nothing.
 func (s *Server) reap(buf []*session) []*session {
 	now := s.now()
 	deaths := make(map[sessionKey]grave)
 	var ended []*eventLog
 	buf = s.sessions.each(buf, func(rec *session) {
 		if g, dead := rec.death(now, s.ttl); dead {
-			deaths[rec.key] = g
-			ended = append(ended, rec.log)
+			if s.notice(rec, g) {
+				ended = append(ended, rec.log)
+			}
+			if !s.cfg.Leak {
+				deaths[rec.key] = g
+			}
 		}
 	})
 	s.sessions.bury(deaths)
 	for _, l := range ended {
 		l.end()
+	}
+	if s.cfg.Leak {
+		return buf
 	}
 	s.logs.each(func(k sessionKey, l *eventLog) {
 		if l.idle(now) {

@@ -46,6 +46,7 @@ type session struct {
 	lastRefresh atomic.Int64  // unix nanos of the last session-scoped POST
 	deleted     atomic.Int64  // unix nanos of the DELETE that ended it; 0 if none
 	notified    atomic.Uint64 // notifications/message sent, numbering their seq
+	noticed     atomic.Bool   // its death has been counted (leak.go)
 }
 
 // deadSince says when the session died if it is dead at now. ttl 0 means no
@@ -100,6 +101,7 @@ func (s *session) end(now, ttl int64) bool {
 // record, its death time (a grave), so DeathTime answers for the whole run.
 type sessionStore struct {
 	shards [shardCount]sessionShard
+	held   atomic.Int64 // records, dead or alive: what MaxSessions caps
 }
 
 type sessionShard struct {
@@ -122,6 +124,23 @@ func (st *sessionStore) init() {
 }
 
 func (st *sessionStore) add(s *session) {
+	st.held.Add(1)
+	st.insert(s)
+}
+
+// reserve takes a place for a record that insert will add, unless the store already holds
+// max records (max 0: no cap). Reserving first keeps concurrent initializes from overshooting
+// the cap.
+func (st *sessionStore) reserve(max int) bool {
+	if n := st.held.Add(1); max > 0 && n > int64(max) {
+		st.held.Add(-1)
+		return false
+	}
+	return true
+}
+
+// insert adds a record whose place was reserved.
+func (st *sessionStore) insert(s *session) {
 	sh := &st.shards[s.key.shard()]
 	sh.mu.Lock()
 	sh.records[s.key] = s
@@ -152,7 +171,10 @@ func (st *sessionStore) bury(deaths map[sessionKey]grave) {
 	for k, g := range deaths {
 		sh := &st.shards[k.shard()]
 		sh.mu.Lock()
-		delete(sh.records, k)
+		if _, ok := sh.records[k]; ok {
+			delete(sh.records, k)
+			st.held.Add(-1)
+		}
 		sh.graves[k] = g
 		sh.mu.Unlock()
 	}

@@ -113,6 +113,9 @@ type Run struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// MergedShards lists the shards an export was merged from (mcpchaos merge) (v2).
 	MergedShards []MergedShard `json:"merged_shards,omitempty"`
+	// SessionLeak is the session-leak check of a churn workload against the reference server
+	// (sessionleak.go) (v2).
+	SessionLeak *SessionLeak `json:"session_leak,omitempty"`
 }
 
 // The marks of Run.Withheld.

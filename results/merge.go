@@ -226,6 +226,7 @@ func mergeRun(parts []Part) Run {
 			}
 		}
 		r.Libraries = mergeLibraries(r.Libraries, s.Libraries)
+		r.SessionLeak = mergeSessionLeak(r.SessionLeak, s.Shard.Index, s.SessionLeak) // sessionleak.go
 		for g, ms := range s.Withheld {
 			for m, why := range ms {
 				r.Withhold(g, why, m)

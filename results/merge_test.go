@@ -293,6 +293,8 @@ func fullShards(t *testing.T) []Part {
 		r.Interrupted, r.Aborted = i == 1, map[bool]string{true: "overall.drops < 1 failed"}[i == 1]
 		r.DetectionDelayEstimated, r.Error = i == 0, map[bool]string{true: "a shard's error"}[i == 0]
 		e.Faults[0].Error = map[bool]string{true: "toxiproxy refused"}[i == 1]
+		r.SessionLeak = &SessionLeak{Judged: true, Pass: true, Held: 3, Live: 3, AtSeconds: 9, TTLSeconds: 2,
+			Opened: 20, Deleted: 4, Expired: 13, Refused: 1, Verdict: "passed"}
 		e.Thresholds = append(e.Thresholds,
 			ThresholdResult{Expr: "overall.sessions_started > 0", AbortOnFail: true, AbortedRun: i == 1, Unit: gate.UnitCount},
 			ThresholdResult{Expr: "nosuch.drops < 1", Unit: gate.UnitCount})

@@ -74,6 +74,14 @@ var libraryRows = []struct {
 	{"failed call latency p50 / p99", latency("call_failure_latency")},
 }
 
+// churnRow is added when clients churned: how their sessions ended.
+var churnRow = struct {
+	label string
+	value func(g *Group) string
+}{"sessions closed / abandoned", func(g *Group) string {
+	return fmt.Sprintf("%d / %d", g.Counters["sessions_closed"], g.Counters["sessions_abandoned"])
+}}
+
 // listenRows are added when the run spoke the stateless revision: its listen streams.
 var listenRows = []struct {
 	label string
@@ -169,6 +177,9 @@ func WriteSummary(w io.Writer, e *Export) error {
 	}
 	if e.Run.Generation == "stateless" {
 		rows = append(rows[:len(rows):len(rows)], listenRows...)
+	}
+	if e.Overall.Counters["sessions_abandoned"] > 0 { // a churn workload (docs/session-leaks.md)
+		rows = append(rows[:len(rows):len(rows)], churnRow)
 	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t", row.label)

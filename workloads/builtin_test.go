@@ -126,6 +126,7 @@ func TestBuiltins(t *testing.T) {
 		})
 	}
 	names = append(names, releaseBuiltins...) // release_test.go
+	names = append(names, churnBuiltins...)   // churn_test.go
 	slices.Sort(names)
 	if got := BuiltinNames(); !slices.Equal(got, names) {
 		t.Errorf("BuiltinNames() = %v, want %v (each builtin needs a test case)", got, names)
@@ -137,8 +138,8 @@ func TestBuiltins(t *testing.T) {
 // before calls resume.
 func TestBuiltinsKeepTheSeedShape(t *testing.T) {
 	for _, name := range BuiltinNames() {
-		if slices.Contains(releaseBuiltins, name) {
-			continue // no TTL runs out there: their shape is checked in release_test.go
+		if slices.Contains(releaseBuiltins, name) || slices.Contains(churnBuiltins, name) {
+			continue // no seed there: their shape is checked in release_test.go and churn_test.go
 		}
 		w, err := Builtin(name)
 		if err != nil {
@@ -209,7 +210,7 @@ func TestResolve(t *testing.T) {
 	}
 	_, err = Resolve("no-such-workload")
 	var nf *NotFoundError
-	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "seed-incident-fast, short-retention-fast") {
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "seed-incident-fast, session-churn, session-churn-fast, short-retention-fast") {
 		t.Errorf("Resolve(unknown) = %v", err)
 	}
 	if _, err := Resolve(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {

@@ -22,6 +22,8 @@ type decoder struct {
 	urlTarget bool   // the target is a real server by URL: groups may call any tool
 	noTTL     string // why "ttl" cannot be resolved, when the target declares no TTL
 	replicas  int    // the built-in target's replicas: what a restart may name
+
+	phaseNames []string // the phases' names, decoded before the groups (churn.during names them)
 }
 
 type onceKey struct {

@@ -29,6 +29,7 @@ var groupSchema = schema{keys: []schemaKey{
 	{"roots", "list the roots clients offer and answer roots/list with, e.g. roots: [{uri: file:///srv/app, name: app}]"},
 	{"library_options", "set options of the client library the policy runs (gosdk, mcpgo, ts-sdk, ts-client), e.g. library_options: {maxRetries: 10}"},
 	{"server_replies", "script results for the server's sampling/createMessage and elicitation/create (refused with an error otherwise)"},
+	{"churn", "make the clients come and go, e.g. churn: {every: 2s, abandon: 0.8, during: [churn]} (docs/workloads.md)"},
 }}
 
 func (d *decoder) groups(f *field, run runLength) []GroupSpec {
@@ -161,6 +162,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.Roots = d.roots(m)
 	g.ServerReplies = d.serverReplies(m)
 	g.LibraryOptions = d.libraryOptions(m, g.Policy)
+	g.Churn = d.churn(m, g.Policy) // churn.go
 	return g
 }
 

@@ -200,6 +200,9 @@ func (d *decoder) workload(body ast.Node) *Workload {
 	if f := m.require("phases"); f != nil {
 		w.Phases, w.ttlOffsets, run = d.phases(f, w.Target.SessionTTL, ttlOK)
 		w.Duration = run.d
+		for _, p := range w.Phases {
+			d.phaseNames = append(d.phaseNames, p.Name)
+		}
 	}
 	if f := m.require("groups"); f != nil {
 		w.Groups = d.groups(f, run)

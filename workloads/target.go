@@ -41,6 +41,8 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"replicas", "set how many replicas run behind the embedded router, e.g. replicas: 3"},
 	{"routing", "set how the router picks a replica: sticky (on Mcp-Session-Id), round-robin or hash"},
 	{"event_log", "set where the event log lives: per-replica, shared (in memory), or a Redis URL, e.g. redis://127.0.0.1:6379/0"},
+	{"max_sessions", "set how many sessions the server holds at most, answering initialize 503 beyond, e.g. max_sessions: 10000 (default 0: no cap)"},
+	{"leak", "set leak: true to make the server never reclaim a dead session, so its sessions held only grow (docs/session-leaks.md)"},
 }}
 
 // target decodes the target section. ttlOK says whether Target.SessionTTL is
@@ -262,6 +264,10 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 			fmtDur(b.Retry), fmtDur(max(b.Retry.Round(time.Millisecond), time.Millisecond)))
 	}
 	b.PostResponse = m.oneOf("post_response", postResponses)
+	b.MaxSessions = int(m.intIn("max_sessions", 0, 0, maxMaxSessions))
+	if lf := m.field("leak"); lf != nil {
+		b.Leak, _ = d.boolean(lf)
+	}
 	d.topology(m, b)
 	return b, ttlOK
 }

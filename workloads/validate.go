@@ -136,6 +136,7 @@ func (v *validator) builtin(b *BuiltinTarget) {
 	}
 	v.oneOf(p+"post_response", b.PostResponse, postResponses)
 	v.intIn(p+"replicas", b.Replicas, 1, maxReplicas)
+	v.intIn(p+"max_sessions", b.MaxSessions, 0, maxMaxSessions)
 	v.oneOf(p+"routing", b.Routing, routings)
 	if strings.Contains(b.EventLog, "://") {
 		if msg := checkRedisURL(b.EventLog); msg != "" {
@@ -218,6 +219,7 @@ func (v *validator) groups(w *Workload) {
 				v.add(fmt.Sprintf("%s.roots[%d].uri", f, j), "%q is not a URI", r.URI)
 			}
 		}
+		v.churn(f+".churn", g.Churn, g.Policy, w.Phases)
 		for m := range g.ServerReplies {
 			if m != wire.MethodSampling && m != wire.MethodElicitation {
 				v.add(f+".server_replies", "%q is not a server request mcpchaos answers; use %s or %s", m, wire.MethodSampling, wire.MethodElicitation)

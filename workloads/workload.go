@@ -90,6 +90,8 @@ type BuiltinTarget struct {
 	Replicas            int           // replicas: behind the embedded router; default 1
 	Routing             string        // routing: "sticky" (default), "round-robin" or "hash"
 	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
+	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
+	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -133,6 +135,8 @@ type GroupSpec struct {
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
 	// does not offer, or arguments its schema refuses, are reported there when the run starts.
 	ToolWhere, ArgumentsWhere string
+	// Churn makes the group's clients come and go (churn.go); nil: each keeps its session.
+	Churn *Churn
 }
 
 // Fault is a toxic (or a whole-proxy outage) applied to the proxies of some
@@ -233,6 +237,7 @@ const (
 	maxRetentionEvents = 1_000_000
 	maxNameLen         = 63
 	maxReplicas        = 64
+	maxMaxSessions     = 10_000_000
 
 	// maxDuration bounds every duration and the whole run (30 days), so
 	// that sums of durations cannot overflow.

@@ -88,6 +88,7 @@ func (c *Client) initialize(ctx context.Context) (*held, error) {
 	}
 	c.cur = h
 	c.setStateLocked(metrics.StateLive)
+	c.f.churn.watch(ctx, c, h) // churn.go: nothing unless the group churns
 	return h, nil
 }
 
@@ -292,7 +293,9 @@ func (c *Client) finish(ctx context.Context, end time.Time) {
 	}
 	c.settle(h, end)
 	if !c.deadNow(h) {
-		_, _ = h.s.Delete(ctx)
+		if status, err := h.s.Delete(ctx); err == nil && status/100 == 2 {
+			c.f.rec.Inc(metrics.SessionsClosed)
+		}
 	}
 	c.f.done(h.s)
 }

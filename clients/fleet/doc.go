@@ -1,7 +1,8 @@
 // Package fleet is a client group at work: its clients (client.go: one client's sessions and
 // their accounting), the scheduler of their request loops and the turns they take (fleet.go,
 // turns.go), the tool arguments they send (toolargs.go), the group's report and error
-// samples (fleetreport.go), and whether the run measured what it was asked (problems.go).
+// samples (fleetreport.go), whether the run measured what it was asked (problems.go), and
+// clients that come and go, some without DELETE (churn.go).
 //
 // How a client holds its sessions and makes its calls is its driver, one per client kind
 // behind the driver interface (driver.go), each in files of its own named driver_*.go: the

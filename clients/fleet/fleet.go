@@ -57,6 +57,8 @@ type GroupConfig struct {
 	// PhaseAt nil: one phase.
 	Phases  int
 	PhaseAt func(elapsed time.Duration) int
+	// Churn makes the clients end their sessions and open new ones (churn.go); zero: none.
+	Churn Churn
 }
 
 // ReferenceTools lists the tools of the reference server (refserver) that a group calling it
@@ -86,6 +88,8 @@ type Fleet struct {
 	// a group with turns and no call made is a problem (problems.go), never a quiet 0 / 0.
 	callsDue atomic.Int64
 
+	churn *churner // nil: the clients keep their sessions (churn.go)
+
 	protoMu  sync.Mutex
 	protocol string
 	lib      libReport // a library kind's library and its error classes (library.go)
@@ -110,7 +114,7 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 	cfg.Phases = max(cfg.Phases, 1)
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: deaths, policy: cfg.Policy, calls: calls,
 		drv: pickDriver(ep, cfg), turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases),
-		skippedBy: make([]atomic.Int64, cfg.Phases)}
+		skippedBy: make([]atomic.Int64, cfg.Phases), churn: newChurner(cfg.Churn, cfg.Clients)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
@@ -193,6 +197,9 @@ func (f *Fleet) startOffset(i int) time.Duration {
 // and every client has stopped and ended its session (each DELETE bounded by the request
 // timeout).
 func (f *Fleet) Run(ctx context.Context, start time.Time) {
+	if f.churn != nil {
+		f.churn.start = start
+	}
 	var clients sync.WaitGroup
 	var sched sync.WaitGroup
 	sched.Go(func() {
@@ -210,6 +217,9 @@ func (f *Fleet) Run(ctx context.Context, start time.Time) {
 	<-ctx.Done()
 	clients.Wait()
 	sched.Wait()
+	if f.churn != nil {
+		f.churn.wg.Wait() // a DELETE under way ends within its request timeout
+	}
 	f.finish()
 	f.Close()
 }

@@ -60,8 +60,8 @@ func printThresholds(w io.Writer, rs []results.ThresholdResult, note string) err
 	return nil
 }
 
-// verdictError is the gate error of an export's thresholds and steady-state probes, or nil if
-// all passed.
+// verdictError is the gate error of an export's thresholds, steady-state probes and
+// session-leak check, or nil if all passed.
 func verdictError(e *results.Export) error { return gateOf(e, true) }
 
 // gateOf is the gate error of an export: its failed thresholds (when judged here) and its
@@ -72,6 +72,9 @@ func gateOf(e *results.Export, thresholds bool) error {
 		if g := thresholdsGate(e.Thresholds); g != nil {
 			gates = append(gates, g.Error())
 		}
+	}
+	if l := e.Run.SessionLeak; l.Failed() { // engine/leakcheck.go
+		gates = append(gates, "session-leak check failed: "+l.Verdict)
 	}
 	if ps := e.FailedProbes(); len(ps) > 0 {
 		gates = append(gates, fmt.Sprintf("not steady: %d steady-state probe%s failed: %s", len(ps), map[bool]string{true: "", false: "s"}[len(ps) == 1], strings.Join(ps, "; ")))

@@ -373,5 +373,8 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 	if plan.Shard != nil {
 		note = "(a shard's thresholds are judged on the merged result: mcpchaos merge)"
 	}
+	if l := exp.Run.SessionLeak; l != nil { // engine/leakcheck.go
+		fmt.Fprintf(stdout, "\nsession-leak check: %s\n", l.Verdict)
+	}
 	return printThresholds(stdout, exp.Thresholds, note)
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +22,7 @@ func newServeCmd() *cobra.Command {
 		cfg    refserver.Config
 		getVal string
 		topo   refserver.Topology
+		mAddr  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -27,7 +30,8 @@ func newServeCmd() *cobra.Command {
 		Long: `Run the built-in reference MCP server standalone, for pointing other clients at it or for
 running it in a process of its own. Its regime comes from flags, or from a workload's
 target.builtin section with --from. It listens on loopback unless --public is given, and
-stops on Ctrl-C.`,
+stops on Ctrl-C. Its own Prometheus metrics (sessions held, event logs, requests by status,
+RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-addr too.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if from != "" {
@@ -38,8 +42,13 @@ stops on Ctrl-C.`,
 				if w.Target.Builtin == nil {
 					return usagef("--from %s: the workload has no target.builtin section", from)
 				}
+				leak, maxS := cfg.Leak, cfg.MaxSessions
 				cfg = engine.ReferenceConfig(w.Target.Builtin)
 				topo = engine.ReferenceTopology(w.Target.Builtin)
+				cfg.Leak = cfg.Leak || leak // the flags may add to the workload's
+				if cmd.Flags().Changed("max-sessions") {
+					cfg.MaxSessions = maxS
+				}
 			} else {
 				cfg.GetValidation = refserver.GetValidation(getVal)
 			}
@@ -69,6 +78,9 @@ stops on Ctrl-C.`,
 			defer inst.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
 				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
+			if err := serveRefMetrics(cmd, inst, cfg, mAddr, public); err != nil {
+				return err
+			}
 			if inst.Cluster != nil {
 				t := inst.Cluster.Topology()
 				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, engine.RedactedEventLog(t.EventLog))
@@ -93,7 +105,45 @@ stops on Ctrl-C.`,
 	f.IntVar(&topo.Replicas, "replicas", 1, "replicas behind the embedded session-affinity router")
 	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
 	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", 0, "sessions held at most; initialize answers 503 beyond (0: no cap)")
+	f.BoolVar(&cfg.Leak, "leak", false, "never reclaim a dead session (a server that leaks): sessions held only grow")
+	f.StringVar(&mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
 	return cmd
+}
+
+// serveRefMetrics says where the server's metrics are and, with --metrics-addr, serves them
+// there too until the command ends.
+func serveRefMetrics(cmd *cobra.Command, inst *refserver.Instance, cfg refserver.Config, addr string, public bool) error {
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "  metrics at http://%s%s", inst.Addr, refserver.MetricsPath)
+	if cfg.MaxSessions > 0 {
+		fmt.Fprintf(out, "; at most %d sessions held (503 beyond)", cfg.MaxSessions)
+	}
+	if cfg.Leak {
+		fmt.Fprint(out, "; LEAKING: dead sessions are never reclaimed")
+	}
+	fmt.Fprintln(out)
+	if addr == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("--metrics-addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:9465)", addr, err)
+	}
+	if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+		return usagef("--metrics-addr %q is not a loopback address; pass --public to serve there", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--metrics-addr %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(refserver.MetricsPath, inst.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(cmd.Context(), func() { _ = srv.Close() })
+	fmt.Fprintf(out, "  metrics also at http://%s%s\n", ln.Addr(), refserver.MetricsPath)
+	return nil
 }
 
 // orNever writes a duration, or what its zero means.
