@@ -50,13 +50,11 @@ func (ch *churner) watch(ctx context.Context, c *Client, h *held) {
 	if ch == nil {
 		return
 	}
-	var mu sync.Mutex // t is set before the timer's function reads it
+	ready := make(chan struct{}) // t is set before the timer's function reads it
 	var t *time.Timer
-	mu.Lock()
 	ch.wg.Add(1)
 	t = time.AfterFunc(ch.cfg.Every, func() {
-		mu.Lock()
-		mu.Unlock()
+		<-ready
 		defer ch.wg.Done()
 		if ch.end(ctx, c, h) {
 			return
@@ -67,7 +65,7 @@ func (ch *churner) watch(ctx context.Context, c *Client, h *held) {
 			ch.wg.Done()
 		}
 	})
-	mu.Unlock()
+	close(ready)
 	context.AfterFunc(h.ctx, func() {
 		if t.Stop() {
 			ch.wg.Done()
