@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 )
 
 // A progress row fits an 80-column terminal with every figure, however large the numbers.
@@ -77,7 +78,7 @@ func TestProgressJSONLines(t *testing.T) {
 			}
 			return "active", nil
 		}
-		var buf syncBuffer
+		var buf syncbuf.Buffer
 		stop := startProgress("json", &buf, start, 3*time.Second, src, run, nil)
 		time.Sleep(3*time.Second + time.Millisecond)
 		stop()
@@ -101,22 +102,4 @@ func TestProgressJSONLines(t *testing.T) {
 			t.Error("parseStatus took a warning line for a status line")
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for the ticker's goroutine and the test's.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -32,3 +32,15 @@ func Serve(t testing.TB, h http.Handler, cert *tls.Certificate) string {
 	t.Cleanup(func() { hs.Close() }) // held streams would keep a graceful Shutdown waiting
 	return ln.Addr().String()
 }
+
+// FreePort is a loopback TCP port free at the moment of the call, for a process of the test's
+// own (a server that takes its port as a flag). Another process may take it before that one
+// listens; the callers' start-up fails then and says so.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

@@ -26,6 +26,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 )
 
 // Options say what the server scrapes and what it accepts.
@@ -139,7 +142,7 @@ func (s *Server) writeTargets(targets []string) error {
 }
 
 func (s *Server) try(t testing.TB, bin, cfg, dir string, opts Options) (string, bool) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		t.Fatalf("finding a free loopback port: %v", err)
 	}
@@ -149,7 +152,7 @@ func (s *Server) try(t testing.TB, bin, cfg, dir string, opts Options) (string, 
 	if opts.RemoteWriteReceiver {
 		args = append(args, "--web.enable-remote-write-receiver")
 	}
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -314,30 +317,4 @@ func (s *Server) targetsSummary() string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	return strings.TrimSpace(string(b))
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -7,19 +7,19 @@
 package redistest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpchaos/mcpchaos/internal/loopback"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 )
 
 // Start runs a redis-server with no persistence on 127.0.0.1 and returns its URL
@@ -46,11 +46,11 @@ func Start(t testing.TB) string {
 }
 
 func try(t testing.TB, bin string) (string, string, bool) {
-	port, err := freePort()
+	port, err := loopback.FreePort()
 	if err != nil {
 		t.Fatalf("finding a free loopback port: %v", err)
 	}
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir(), "--protected-mode", "yes")
 	cmd.Stdout, cmd.Stderr = out, out
@@ -91,30 +91,4 @@ func try(t testing.TB, bin string) (string, string, bool) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling for readiness, not synchronising a result
 	}
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
