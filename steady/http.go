@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -31,22 +30,9 @@ func (h HTTP) Kind() string { return "http" }
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 func (h HTTP) Observe(ctx context.Context) Observation {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.URL, nil)
+	resp, body, err := get(ctx, h.Client, h.URL, MaxBody)
 	if err != nil {
 		return Observation{Err: err}
-	}
-	c := h.Client
-	if c == nil {
-		c = noRedirects
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return Observation{Err: unwrapURL(err)}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody))
-	if err != nil {
-		return Observation{Err: fmt.Errorf("reading the body: %w", err)}
 	}
 	want := h.Status
 	if want == 0 {

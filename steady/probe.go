@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -118,4 +120,26 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// get makes the GET of an http or promql check with c (nil: one that follows no redirect) and
+// reads at most limit bytes of the body, which it closes.
+func get(ctx context.Context, c *http.Client, u string, limit int64) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c == nil {
+		c = noRedirects
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, nil, unwrapURL(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the body: %w", err)
+	}
+	return resp, body, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -25,22 +24,9 @@ func (p PromQL) Kind() string { return "promql" }
 
 func (p PromQL) Observe(ctx context.Context) Observation {
 	u := strings.TrimSuffix(p.URL, "/") + "/api/v1/query?query=" + url.QueryEscape(p.Query)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	resp, body, err := get(ctx, p.Client, u, MaxBody+1)
 	if err != nil {
 		return Observation{Err: err}
-	}
-	c := p.Client
-	if c == nil {
-		c = noRedirects
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return Observation{Err: unwrapURL(err)}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
-	if err != nil {
-		return Observation{Err: fmt.Errorf("reading the answer: %w", err)}
 	}
 	if len(body) > MaxBody {
 		return Observation{Err: fmt.Errorf("the answer is larger than %d bytes; aggregate the query to one series", MaxBody)}
