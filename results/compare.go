@@ -330,6 +330,45 @@ func groupNames(es ...*Export) []string {
 	return append(names, "overall")
 }
 
+// mustKeepPassing is the row of a check that must keep passing (a threshold, a steady-state
+// probe): pass and fail count the baselines it passed and failed in; cur is whether it passed
+// now (nil: not run now), why what it got when it failed. Failing in every baseline and now is
+// the same; in some baselines only, flaky there: reported, not judged.
+func mustKeepPassing(group, metric string, pass, fail int, cur *bool, why string) Row {
+	row := Row{Group: group, Metric: metric, Unit: "pass", Tolerance: "must keep passing"}
+	one := func(b bool) *float64 {
+		v := 0.0
+		if b {
+			v = 1
+		}
+		return &v
+	}
+	if pass+fail > 0 {
+		row.Base = one(fail == 0)
+	}
+	if cur != nil {
+		row.Current = one(*cur)
+	}
+	switch {
+	case row.Base == nil || row.Current == nil:
+		row.Verdict = VerdictMissing
+	case fail > 0 && pass > 0:
+		row.Verdict = VerdictInfo
+		row.Note = fmt.Sprintf("failed in %d of %d baselines: not judged", fail, pass+fail)
+	case fail == 0 && !*cur:
+		row.Verdict = VerdictRegressed
+		row.Note = "now fails: " + why
+	case pass == 0 && *cur:
+		row.Verdict = VerdictImproved
+	case !*cur:
+		row.Verdict = VerdictSame
+		row.Note = "fails in both"
+	default:
+		row.Verdict = VerdictSame
+	}
+	return row
+}
+
 // compareThresholds adds a row per threshold recorded in any run: a threshold that passed in
 // every baseline and fails now is a regression; one that failed in some baselines is flaky
 // there and only reported.
@@ -362,38 +401,13 @@ func (c *Comparison) compareThresholds(bases []Part, cur *Export) {
 	for i := range cur.Thresholds {
 		get(cur.Thresholds[i].Expr).cur = &cur.Thresholds[i]
 	}
-	one := func(b bool) *float64 {
-		v := 0.0
-		if b {
-			v = 1
-		}
-		return &v
-	}
 	for _, expr := range order {
 		t := byExpr[expr]
-		row := Row{Group: "threshold", Metric: expr, Unit: "pass", Tolerance: "must keep passing"}
-		if t.pass+t.fail > 0 {
-			row.Base = one(t.fail == 0)
-		}
-		if t.cur != nil {
-			row.Current = one(t.cur.Pass)
-		}
-		switch {
-		case row.Base == nil || row.Current == nil:
-			row.Verdict = VerdictMissing
-		case t.fail > 0 && t.pass > 0:
-			row.Verdict = VerdictInfo
-			row.Note = fmt.Sprintf("failed in %d of %d baselines: not judged", t.fail, t.pass+t.fail)
-		case t.fail == 0 && !t.cur.Pass:
-			row.Verdict = VerdictRegressed
-			row.Note = "now fails: " + t.cur.Actual
-		case t.pass == 0 && t.cur.Pass:
-			row.Verdict = VerdictImproved
-		case !t.cur.Pass:
-			row.Verdict = VerdictSame
-			row.Note = "fails in both"
-		default:
-			row.Verdict = VerdictSame
+		var row Row
+		if t.cur == nil {
+			row = mustKeepPassing("threshold", expr, t.pass, t.fail, nil, "")
+		} else {
+			row = mustKeepPassing("threshold", expr, t.pass, t.fail, &t.cur.Pass, t.cur.Actual)
 		}
 		c.count(row)
 		c.Rows = append(c.Rows, row)

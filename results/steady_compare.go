@@ -48,38 +48,15 @@ func (c *Comparison) compareProbes(bases []Part, cur *Export) {
 }
 
 func probeRow(name string, pass, fail int, cur *SteadyProbe) Row {
-	row := Row{Group: "steady_state", Metric: name, Unit: "pass", Tolerance: "must keep passing"}
-	one := func(b bool) *float64 {
-		v := 0.0
-		if b {
-			v = 1
-		}
-		return &v
+	if cur == nil || cur.Verdict == ProbeNotRun {
+		return mustKeepPassing("steady_state", name, pass, fail, nil, "")
 	}
-	if pass+fail > 0 {
-		row.Base = one(fail == 0)
+	ok := cur.Verdict == ProbePass
+	why := ""
+	if !ok {
+		why = firstFailure(*cur)
 	}
-	if cur != nil && cur.Verdict != ProbeNotRun {
-		row.Current = one(cur.Verdict == ProbePass)
-	}
-	switch {
-	case row.Base == nil || row.Current == nil:
-		row.Verdict = VerdictMissing
-	case fail > 0 && pass > 0:
-		row.Verdict = VerdictInfo
-		row.Note = fmt.Sprintf("failed in %d of %d baselines: not judged", fail, pass+fail)
-	case fail == 0 && cur.Verdict == ProbeFail:
-		row.Verdict = VerdictRegressed
-		row.Note = "now fails: " + firstFailure(*cur)
-	case pass == 0 && cur.Verdict == ProbePass:
-		row.Verdict = VerdictImproved
-	case cur.Verdict == ProbeFail:
-		row.Verdict = VerdictSame
-		row.Note = "fails in both"
-	default:
-		row.Verdict = VerdictSame
-	}
-	return row
+	return mustKeepPassing("steady_state", name, pass, fail, &ok, why)
 }
 
 // probeFindings says in words which steady-state probes passed in every baseline and fail now.
