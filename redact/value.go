@@ -82,9 +82,14 @@ func (s *Set) walkMap(v reflect.Value, depth int) {
 		nk := reflect.New(k.Type()).Elem()
 		nk.Set(k)
 		s.walk(nk, depth+1)
+		old := v.MapIndex(k)
 		nv := reflect.New(v.Type().Elem()).Elem()
-		nv.Set(v.MapIndex(k))
+		nv.Set(old)
 		s.walk(nv, depth+1)
+		if nk.Equal(k) && nv.Comparable() && old.Comparable() && nv.Equal(old) {
+			continue // unchanged: no write, so a map others read (the run's labels, which
+			// /metrics serves until one scrape) is never written under them
+		}
 		if !nk.Equal(k) {
 			v.SetMapIndex(k, reflect.Value{})
 		}
