@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
@@ -37,15 +39,37 @@ func (*retainedStore) PurgeSession(context.Context, string) error { return nil }
 func mcpGo(t testing.TB, o Options, name string, store mcpgoserver.EventStore) *Server {
 	s := mcpgoserver.NewMCPServer(name+"-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
 	addMCPGoTools(s)
+	ids := &deathRecord{SessionIdManager: &mcpgoserver.InsecureStatefulSessionIdManager{}}
 	h := mcpgoserver.NewStreamableHTTPServer(s,
-		mcpgoserver.WithStateful(true),
+		mcpgoserver.WithSessionIdManager(ids), // WithStateful(true), with each death recorded
 		mcpgoserver.WithEventStore(store),
 		mcpgoserver.WithSessionIdleTTL(o.SessionTTL),
 	)
 	notifyLoop(t, o.Notify, func(context.Context) {
 		s.SendNotificationToAllClients("notifications/message", map[string]any{"level": "info", "data": "tick"})
 	})
-	return &Server{Name: name, URL: serve(t, h), stats: (&counter{}).stats}
+	return &Server{Name: name, URL: serve(t, h), stats: (&counter{}).stats, deaths: ids.deadSince}
+}
+
+// deathRecord is mcp-go's stateful session id manager with the server's own record of each
+// session's death: the moment its sweeper (or a DELETE) terminated the id, taken before the
+// id is marked terminated, so no request is refused as dead before the recorded time.
+type deathRecord struct {
+	mcpgoserver.SessionIdManager
+	at sync.Map // session id → time.Time
+}
+
+func (d *deathRecord) Terminate(id string) (bool, error) {
+	d.at.LoadOrStore(id, time.Now())
+	return d.SessionIdManager.Terminate(id)
+}
+
+func (d *deathRecord) deadSince(id string) (time.Time, bool) {
+	v, ok := d.at.Load(id)
+	if !ok {
+		return time.Time{}, false
+	}
+	return v.(time.Time), true
 }
 
 func addMCPGoTools(s *mcpgoserver.MCPServer) {

@@ -48,6 +48,18 @@ type Server struct {
 	URL  string // the MCP endpoint
 	// stats reads the server's counts of requests it sent to clients.
 	stats func() Stats
+	// deaths reads the server's own record of when a session died (mcp-go's stateful modes).
+	deaths func(id string) (time.Time, bool)
+}
+
+// DeadSince is the server's own record of when the session id died (its sweeper or a DELETE
+// ended it), for the servers that keep one (MCPGo, MCPGoRetained); ok is false while the
+// session lives, and always for the others.
+func (s *Server) DeadSince(id string) (at time.Time, ok bool) {
+	if s.deaths == nil {
+		return time.Time{}, false
+	}
+	return s.deaths(id)
 }
 
 // Stats counts the requests a server sent its clients (ping, roots/list): those that got no
