@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,8 +36,14 @@ func TestRunSaysToxiproxyDidNotAnswer(t *testing.T) {
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	l.Close()
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", port)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for i := 0; ; i++ { // busy (ETXTBSY) or missing while another job re-installs it: retry
+		if err = cmd.Start(); err == nil {
+			break
+		} else if i == 50 {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cmd = exec.Command(bin, "-host", "127.0.0.1", "-port", port)
 	}
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {
@@ -45,33 +52,48 @@ func TestRunSaysToxiproxyDidNotAnswer(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	api := "http://127.0.0.1:" + port
-	proxies := func() int { // how many proxies the server has; -1 while it does not answer
+	// proxies lists the names of the server's proxies; ok is false while it does not answer.
+	proxies := func() (names []string, ok bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, api+"/proxies", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return -1
+			return nil, false
 		}
 		defer resp.Body.Close()
 		var m map[string]any
 		b, _ := io.ReadAll(resp.Body)
 		if json.Unmarshal(b, &m) != nil {
-			return -1
+			return nil, false
 		}
-		return len(m)
+		for name := range m {
+			names = append(names, name)
+		}
+		return names, true
 	}
-	for i := 0; proxies() < 0 && i < 500; i++ {
+	for i := 0; i < 500; i++ {
+		if _, ok := proxies(); ok {
+			break
+		}
 		time.Sleep(20 * time.Millisecond) // a bounded poll for the server's readiness
 	}
 	h := hostile.New(t)
 	dir := t.TempDir()
-	// Freeze the server once the run has made its proxies (an observed event, polled), before
-	// the first fault at 1.5 s.
+	// Freeze the server once the run has made its group's proxy (an observed event, polled):
+	// the last thing the run asks of Toxiproxy before its clock starts, so the freeze falls
+	// before the first fault (2.5 s into the run) and after every step of the set-up. Not at
+	// the first proxy seen: that can be the scratch proxy the run checks its faults on, and a
+	// server frozen then leaves the set-up waiting on the Toxiproxy client's 30 s timeouts
+	// (a run interrupted at a minute, seen on a quiet machine).
 	frozen := make(chan struct{})
 	go func() {
 		defer close(frozen)
-		for i := 0; proxies() < 1 && i < 1000; i++ {
+		for i := 0; i < 3000; i++ {
+			names, _ := proxies()
+			if slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, "-probe") }) {
+				break
+			}
 			time.Sleep(10 * time.Millisecond) // a bounded poll for the run's proxies
 		}
 		_ = syscall.Kill(pid, syscall.SIGSTOP)

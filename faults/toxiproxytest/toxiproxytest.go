@@ -23,7 +23,30 @@ import (
 )
 
 // Binary finds the toxiproxy-server binary, or says how to install it.
+//
+// Another job on the machine may be re-installing it (`go install` of .ci/run removes the
+// binary, then writes the new one: a 16 MB copy that takes seconds on a loaded machine, during
+// which the file is missing, partial, or busy to exec). So a binary that is there but does not
+// answer -version is waited for (30 s at most), and a missing one is looked for again for a
+// moment, before Binary says there is none.
 func Binary() (string, error) {
+	missingUntil, presentUntil := time.Now().Add(2*time.Second), time.Now().Add(30*time.Second)
+	for {
+		path, present := find()
+		if path != "" {
+			return path, nil
+		}
+		now := time.Now()
+		if now.After(presentUntil) || !present && now.After(missingUntil) {
+			return "", errors.New("no toxiproxy-server binary; install it with: go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0")
+		}
+		time.Sleep(100 * time.Millisecond) // a bounded poll for a re-install to finish
+	}
+}
+
+// find returns the first candidate binary that says it is toxiproxy-server, or "" and whether
+// a candidate file exists at all.
+func find() (path string, present bool) {
 	var candidates []string
 	if gobin := os.Getenv("GOBIN"); gobin != "" {
 		candidates = append(candidates, filepath.Join(gobin, "server"))
@@ -37,13 +60,16 @@ func Binary() (string, error) {
 		candidates = append(candidates, p)
 	}
 	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			present = true
+		}
 		// `server` is a common name: make sure this one is Toxiproxy's.
 		out, err := exec.Command(c, "-version").CombinedOutput()
 		if err == nil && bytes.Contains(out, []byte("toxiproxy-server")) {
-			return c, nil
+			return c, true
 		}
 	}
-	return "", errors.New("no toxiproxy-server binary; install it with: go install github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0")
+	return "", present
 }
 
 var (
@@ -65,7 +91,10 @@ func Start(t testing.TB) string {
 		t.Skipf("skipping: %v", binErr)
 	}
 	var lastErr error
-	for range 5 { // a free port can be taken between choosing and binding it: try another
+	for i := range 5 { // a free port can be taken between choosing and binding it: try another
+		if i > 0 {
+			time.Sleep(time.Duration(i) * 500 * time.Millisecond) // or the binary is being re-installed
+		}
 		api, err := start(t, binPath)
 		if err == nil {
 			return api
@@ -145,7 +174,10 @@ func StartServer() (api string, stop func(), err error) {
 	if binErr != nil {
 		return "", nil, binErr
 	}
-	for range 5 {
+	for i := range 5 {
+		if i > 0 {
+			time.Sleep(time.Duration(i) * 500 * time.Millisecond) // or the binary is being re-installed
+		}
 		var stops []func()
 		api, err = start(cleanupFunc(func(f func()) { stops = append(stops, f) }), binPath)
 		if err == nil {
