@@ -35,6 +35,7 @@ type step struct {
 	fault Toxic
 	proxy string
 	add   bool
+	dur   time.Duration // a removal's For: it comes no sooner than this after the add did
 }
 
 type applied struct{ proxy, fault string }
@@ -50,7 +51,8 @@ const CallBound = 5 * time.Second
 var ErrAbandoned = errors.New("abandoned: Toxiproxy did not answer in time (a connection's toxic chain could not be paused)")
 
 // RunSchedule applies sched relative to start: it adds each fault at start+At
-// on each of its proxies and removes it at start+At+For. It returns once every
+// on each of its proxies and removes it at start+At+For, or For after the add
+// if the add came late (never a shorter window than For). It returns once every
 // fault with a window has been removed and none without one is in force, or
 // when ctx ends; either way, every fault it added and has not yet removed is
 // removed before it returns (with ctx's values but not its cancellation).
@@ -74,6 +76,7 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		onChange = func(Change) {}
 	}
 	var inForce []applied // in the order added
+	addedAt := map[applied]time.Duration{}
 	wedged := false
 	apply := func(ctx context.Context, s step) {
 		err := ErrAbandoned
@@ -98,6 +101,9 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 			firstErr = err
 		}
 		a := applied{s.proxy, s.fault.Name}
+		if s.add && err == nil {
+			addedAt[a] = time.Since(start)
+		}
 		if s.add && (err == nil || errors.Is(err, ErrAbandoned)) {
 			// An abandoned add may yet take effect; keep it, so the cleanup reports it.
 			inForce = append(inForce, a)
@@ -122,7 +128,13 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		if !s.add && !slices.Contains(inForce, applied{s.proxy, s.fault.Name}) {
 			continue // its add failed; nothing to remove
 		}
-		if wait := time.Until(start.Add(s.at)); wait > 0 {
+		due := s.at
+		if t, ok := addedAt[applied{s.proxy, s.fault.Name}]; ok && !s.add && t+s.dur > due {
+			// Added late (a stalled runner, a slow injector): the fault still gets its For,
+			// or a run stalled past the window would apply a fault for no time at all.
+			due = t + s.dur
+		}
+		if wait := time.Until(start.Add(due)); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
@@ -188,7 +200,7 @@ func plan(sched []Scheduled) ([]step, error) {
 			names[applied{p, f.Name}] = true
 			steps = append(steps, step{at: sc.At, fault: f, proxy: p, add: true})
 			if sc.For > 0 {
-				steps = append(steps, step{at: sc.At + sc.For, fault: f, proxy: p})
+				steps = append(steps, step{at: sc.At + sc.For, fault: f, proxy: p, dur: sc.For})
 			}
 		}
 	}

@@ -340,3 +340,37 @@ func TestRunScheduleAbandonsAStuckCall(t *testing.T) {
 		}
 	})
 }
+
+// slowAdd is an injector whose adds take a while (a stalled runner, a busy toxiproxy-server).
+type slowAdd struct {
+	recorder
+	took time.Duration
+}
+
+func (s *slowAdd) AddToxic(ctx context.Context, proxy string, t Toxic) error {
+	time.Sleep(s.took)
+	return s.recorder.AddToxic(ctx, proxy, t)
+}
+
+// A fault added late still gets its whole window: its removal comes For after the add, not at
+// the planned At+For (which a stall past the window would make an instant after the add).
+func TestRunScheduleLateAddKeepsItsWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inj := &slowAdd{recorder: *newRecorder(), took: 500 * time.Millisecond}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		changes, result := run(ctx, inj, []Scheduled{
+			{Fault: fault("drop"), Proxies: []string{"g1"}, At: 100 * time.Millisecond, For: 200 * time.Millisecond},
+		})
+		add, rm := next(t, changes), next(t, changes)
+		if !add.Added || add.At != 600*time.Millisecond || rm.Added || rm.Err != nil {
+			t.Fatalf("changes %+v, %+v", add, rm)
+		}
+		if rm.At != add.At+200*time.Millisecond {
+			t.Errorf("removed at %v, added at %v: want its 200ms window after the add", rm.At, add.At)
+		}
+		if err := <-result; err != nil {
+			t.Fatalf("RunSchedule = %v", err)
+		}
+	})
+}
