@@ -43,7 +43,7 @@ func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
 			_, _ = c.f.arguments(ctx, c, c.f.listTools(h.s))
 		}
 		if st := c.openFirst(h); st != nil {
-			c.readOn(ctx, wg, &reading{h: h, st: st})
+			c.readOn(ctx, wg, &reading{h: h, st: st, opened: time.Now()})
 			return
 		}
 		<-h.ctx.Done() // no stream to hold (the server offers none, or the session died)

@@ -24,6 +24,7 @@ type reading struct {
 	cursor   string     // the GET stream's own cursor, or one borrowed from a POST reply
 	borrowed string     // the POST reply cursor last replayed from (replayed once, not in a loop)
 	j        *judgement // set while a replay answered 200 awaits its verdict
+	opened   time.Time  // when st's response came, taken by the goroutine that got it
 }
 
 // readOn hands r to a fresh goroutine (see Client.run for why).
@@ -41,7 +42,7 @@ func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 	defer guard.Catch(ctx, "stream reader "+c.f.cfg.Name)
 	cfg := &c.f.cfg
 	h := r.h
-	retry := c.consume(h, r.st, &r.cursor, r.j.gate())
+	retry := c.consume(h, r.st, &r.cursor, r.j.gate(), r.opened)
 	drop := true
 	if r.j != nil {
 		switch r.j.wait() {
@@ -65,6 +66,7 @@ func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 	}
 	r.chooseCursor()
 	r.st, r.j = c.reconnect(h, &r.cursor, time.Now(), wire.RetryDelay(retry, cfg.ReconnectDelay, cfg.ReconnectMax))
+	r.opened = time.Now()
 	if r.st == nil {
 		c.restart(ctx, wg)
 		return
@@ -126,11 +128,14 @@ func (c *Client) openFirst(h *held) *wire.Stream {
 	return nil
 }
 
-// consume reads st until it ends, tracking the cursor. Events go to pending while a verdict is
-// awaited (pending != nil), else they are applied. It returns the server's last retry value.
-func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verdictGate) int64 {
+// consume reads st, whose response came at opened, until it ends, tracking the cursor. Events go
+// to pending while a verdict is awaited (pending != nil), else they are applied. It returns the
+// server's last retry value.
+func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verdictGate, opened time.Time) int64 {
 	defer st.Close()
-	opened := time.Now() // the stream's response has just come: it was opened now
+	// Not time.Now() here: consume runs in a fresh goroutine (readOn), which a loaded machine
+	// starts late, and a stream opened while its session lived, counted as opened after the
+	// death that came meanwhile, had its events counted stale (probe 1 in TestRollingDeployFast).
 	if pending != nil {
 		opened = pending.opened
 	}
