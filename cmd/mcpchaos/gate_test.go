@@ -135,11 +135,18 @@ func TestShardsMerge(t *testing.T) {
 	dir := t.TempDir()
 	// Both shards set up before this time; 1 s was not always enough under load.
 	at := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
+	// A shard holds one or two clients of a group: with tiny's 400 ms of calls, a shard starved
+	// at load 12 started its session too late to make any call, and the run said it measured
+	// nothing. The merge is what is tested here: 2 s of calls, so that every shard makes some.
+	w, err := workloads.Parse("tiny.yaml", []byte(strings.Replace(tinyWorkload, "{name: active, duration: 400ms,", "{name: active, duration: 2s,", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range 2 {
 		wg.Go(func() {
-			errs[i] = runWorkload(context.Background(), tiny(t), runFlags{out: filepath.Join(dir, fmt.Sprintf("s%d.json", i)),
+			errs[i] = runWorkload(context.Background(), w, runFlags{out: filepath.Join(dir, fmt.Sprintf("s%d.json", i)),
 				progress: "off", quiet: true, shard: fmt.Sprintf("%d/2", i), startAt: at,
 				thresholds: []string{"naive.sessions_started < 3"}}, io.Discard, io.Discard)
 		})
