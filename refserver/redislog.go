@@ -27,8 +27,8 @@ import (
 // each other, and close deletes every key of that prefix (and nothing else).
 //
 // The client is redigo (a connection pool and the wire protocol, nothing
-// more): go-redis, used before, linked about 4 MB of symbols into the binary
-// for the five commands this needs.
+// more): go-redis, used before, made the binary 41.5 MB where redigo leaves
+// 30.3 (issue 17's limit is 40), for the handful of commands this sends.
 type redisLog struct {
 	pool      *redis.Pool
 	prefix    string
