@@ -64,6 +64,17 @@ type Stats struct {
 	// Notified counts the notifications/tools/list_changed the server sent on listen streams
 	// (subscriptions/listen; GoSDKStateless only).
 	Notified int64 `json:"notified,omitempty"`
+
+	// The everything server's own record (Everything only), counted from its own log lines:
+	// sessions it initialized, sessions it forgot (their transport closed: it answers them 400
+	// from then on), DELETEs it received, GET streams it opened, resumes with Last-Event-ID it
+	// answered, and every HTTP status it answered, by method ("POST 400").
+	SessionsInitialized int64            `json:"sessions_initialized,omitempty"`
+	SessionsForgotten   int64            `json:"sessions_forgotten,omitempty"`
+	Deletes             int64            `json:"deletes,omitempty"`
+	GetStreams          int64            `json:"get_streams,omitempty"`
+	Resumes             int64            `json:"resumes,omitempty"`
+	Statuses            map[string]int64 `json:"statuses,omitempty"`
 }
 
 // Stats returns the server's counts so far.
