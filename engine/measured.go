@@ -117,17 +117,17 @@ func (r *runner) countRunTwice() {
 type phaseTurns = fleet.PhaseTurns
 
 // shortfalls is the function below over the run's fleets, a group at a time. The status the
-// preflight's made-up session id got is a group's likely cause only when the group's own
-// requests met statuses its dead_statuses do not list during the run (status errors): a
-// server that answers 400 to an id it never issued, yet never to a session of the run (the
-// everything server, whose sessions never die), did not make the group miss its calls.
+// preflight's made-up session id got is a group's likely cause only when the server answered
+// that status to the group's own session-scoped requests during the run: a server that
+// answers 400 to an id it never issued, yet never to a session of the run (the everything
+// server, whose sessions never die), did not make the group miss its calls.
 // Shortfalls inside the workload's own faults that are not problems are said in a note.
 func (r *runner) shortfalls() []string {
 	dist := disturbed(r.w)
 	var out []string
 	for i, f := range r.fleets {
 		pf := r.tgt.pf
-		if pf != nil && pf.unknownStatus != 0 && r.recs[i].Errors(metrics.ErrStatus) == 0 {
+		if pf != nil && pf.unknownStatus != 0 && f.RefusedWith(pf.unknownStatus) == 0 {
 			unseen := *pf
 			unseen.unknownStatus = 0
 			pf = &unseen
