@@ -99,7 +99,7 @@ func TestRegimes(t *testing.T) {
 			t.Errorf("ping on an unknown session: %d %s, want 400", resp.StatusCode, body)
 		}
 		st := srv.Stats()
-		if st.SessionsInitialized != 1 || st.GetStreams != 1 || st.SessionsForgotten != 0 || st.Statuses["POST 400"] != 1 {
+		if st.SessionsInitialized != 1 || st.GetStreams != 1 || st.SessionsForgotten != 0 || st.Statuses["POST 400"] != 1 || st.RefusedIssued != 0 {
 			t.Errorf("the server's record: %+v", st)
 		}
 		del, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
@@ -111,7 +111,7 @@ func TestRegimes(t *testing.T) {
 		if resp, body := s.post(`{"jsonrpc":"2.0","id":5,"method":"ping"}`); resp.StatusCode != 400 {
 			t.Errorf("ping on a deleted session: %d %s, want 400", resp.StatusCode, body)
 		}
-		if st := srv.Stats(); st.SessionsForgotten != 1 || st.Deletes != 1 || st.Statuses["POST 400"] != 2 {
+		if st := srv.Stats(); st.SessionsForgotten != 1 || st.Deletes != 1 || st.Statuses["POST 400"] != 2 || st.RefusedIssued != 1 {
 			t.Errorf("the server's record after a DELETE: %+v", st)
 		}
 	})

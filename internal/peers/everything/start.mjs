@@ -11,7 +11,9 @@
 // The record (GET /mcpchaos/record, JSON) counts what the server's own log lines say it did
 // (it logs each session initialized, each session whose transport closed and was forgotten,
 // each DELETE, each new GET stream and each resume with Last-Event-ID) and every HTTP status
-// it answered, by method ("POST 400"). Read in-process, it is complete when it is answered.
+// it answered, by method ("POST 400"), those of 400 or more that it answered to a session id
+// it had issued (by method, status, whether it had forgotten the session, and the message),
+// and the events with data "{}" its GET streams carried. Read in-process, it is complete when it is answered.
 //
 // usage: PORT=0 node start.mjs
 import http from 'node:http';
@@ -23,7 +25,13 @@ const record = {
   get_streams: 0, // "Establishing new SSE stream"
   resumes: 0, // "Client reconnecting with Last-Event-ID"
   statuses: {}, // "METHOD STATUS" -> count, every response the server answered
+  refused_issued: 0, // 4xx or 5xx answered to a request carrying a session id it had issued
+  // those by "METHOD STATUS live|forgotten: message" (forgotten: the id's transport had closed)
+  refusals: {},
+  get_events_not_jsonrpc: 0, // events with data "{}" written on GET streams (replays)
 };
+const issued = new Set();
+const forgotten = new Set();
 const lines = [
   ['Session initialized with ID', 'sessions_initialized'],
   ['Transport closed for session', 'sessions_forgotten'],
@@ -37,6 +45,10 @@ console.log = (...args) => {
   for (const [prefix, key] of lines) {
     if (s.startsWith(prefix)) record[key]++;
   }
+  const id = s.match(/^Session initialized with ID: (\S+)/);
+  if (id) issued.add(id[1]);
+  const gone = s.match(/^Transport closed for session (\S+),/);
+  if (gone) forgotten.add(gone[1]);
   log(...args);
 };
 
@@ -45,8 +57,48 @@ http.ServerResponse.prototype.writeHead = function (status, ...rest) {
   if (this.req && this.req.url !== '/mcpchaos/record') {
     const k = `${this.req.method} ${status}`;
     record.statuses[k] = (record.statuses[k] || 0) + 1;
+    const sid = this.req.headers['mcp-session-id'];
+    if (status >= 400 && issued.has(sid)) {
+      record.refused_issued++;
+      this.mcpchaosWhy = `${k} ${forgotten.has(sid) ? 'forgotten' : 'live'}`;
+    }
   }
   return writeHead.call(this, status, ...rest);
+};
+
+// A refusal's message is in its body: written by write (hono) or end (express), the latter
+// before the status is known. On GET streams, events whose data is "{}" are counted: the
+// transport stores a priming event as {} in the event store, and this server's store replays
+// every event after the cursor, of every stream of the session, so a replay can carry them.
+const text = (chunk) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+const keep = (res, chunk) => {
+  if (!chunk || typeof chunk === 'function') return;
+  if (res.req && res.req.method === 'GET') {
+    record.get_events_not_jsonrpc += (text(chunk).match(/^data: \{\}$/gm) || []).length;
+  }
+  if ((res.mcpchaosBody || '').length < 300) {
+    res.mcpchaosBody = (res.mcpchaosBody || '') + text(chunk);
+  }
+};
+const write = http.ServerResponse.prototype.write;
+http.ServerResponse.prototype.write = function (chunk, ...rest) {
+  keep(this, chunk);
+  return write.call(this, chunk, ...rest);
+};
+const end = http.ServerResponse.prototype.end;
+http.ServerResponse.prototype.end = function (chunk, ...rest) {
+  keep(this, chunk);
+  const out = end.call(this, chunk, ...rest);
+  if (this.mcpchaosWhy) {
+    let msg = '';
+    try {
+      msg = JSON.parse(this.mcpchaosBody).error.message;
+    } catch {}
+    const key = `${this.mcpchaosWhy}: ${msg}`;
+    record.refusals[key] = (record.refusals[key] || 0) + 1;
+    this.mcpchaosWhy = undefined;
+  }
+  return out;
 };
 
 const listen = http.Server.prototype.listen;
