@@ -13,7 +13,8 @@
 // each DELETE, each new GET stream and each resume with Last-Event-ID) and every HTTP status
 // it answered, by method ("POST 400"), those of 400 or more that it answered to a session id
 // it had issued (by method, status, whether it had forgotten the session, and the message),
-// and the events with data "{}" its GET streams carried. Read in-process, it is complete when it is answered.
+// and the events with data "{}" its GET streams carried. Read in-process, it is complete when
+// it is answered.
 //
 // usage: PORT=0 node start.mjs
 import http from 'node:http';
