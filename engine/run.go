@@ -100,6 +100,9 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 			exp, err = nil, &PanicError{Msg: fmt.Sprintf("panic in run: %v (stack above)", v)}
 		}
 	}()
+	if err := CheckDescriptors(r.w, 1); err != nil { // descriptors.go: this machine's limit
+		return nil, err
+	}
 	setUpAt := time.Now()
 	r.began = setUpAt
 	if err := r.prepareSteady(); err != nil {
