@@ -89,7 +89,8 @@ func (s *Shielded) Cuts() int64 { return s.cuts.Load() }
 // one clients are given.
 func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string, error) {
 	if local(s.Injector) {
-		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts}
+		resets := new(resetNotes)
+		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts, resets: resets}
 		if err := sr.listen("127.0.0.1:0"); err != nil {
 			return "", fmt.Errorf("faults: proxy %s: server relay: %w", name, err)
 		}
@@ -103,6 +104,11 @@ func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string,
 		return "", err
 	}
 	r := &relay{name: name, inner: inner, conns: map[*relayConn]bool{}, cuts: &s.cuts}
+	s.mu.Lock()
+	if sr := s.servers[name]; sr != nil {
+		r.resets = sr.resets
+	}
+	s.mu.Unlock()
 	if err := r.listen("127.0.0.1:0"); err != nil {
 		return "", fmt.Errorf("faults: proxy %s: relay: %w", name, err)
 	}
@@ -182,6 +188,7 @@ type relay struct {
 	name, inner string
 	server      bool
 	cuts        *atomic.Int64
+	resets      *resetNotes // shared by a proxy's two relays; nil without a server relay
 
 	mu     sync.Mutex
 	addr   string
@@ -291,6 +298,9 @@ type relayConn struct {
 	queued   atomic.Int64
 	cutOnce  sync.Once
 	cut      atomic.Bool
+	// resetAfter: dst is reset once its queue is written, not closed (set by read before it
+	// closes the queue, read by write after the queue is closed)
+	resetAfter bool
 }
 
 func (r *relay) serve(accepted *net.TCPConn) {
@@ -323,11 +333,24 @@ func (r *relay) serve(accepted *net.TCPConn) {
 	rc.read()
 }
 
-// back copies what dst sends to src; dst's end of sending is passed on.
+// back copies what dst sends to src; dst's end of sending is passed on, and so is a reset or
+// a broken connection (left open, src would wait for the rest until its own timeout). A
+// server's reset is noted for the proxy's client relay: Toxiproxy ends a connection whose
+// upstream was reset with an ordinary close, and the client must see the reset the server
+// sent (see resetNotes).
 func (rc *relayConn) back() {
-	if _, err := io.Copy(rc.src, rc.dst); err == nil {
+	_, err := io.Copy(rc.src, rc.dst)
+	if err == nil {
 		rc.src.CloseWrite()
+		return
 	}
+	if errors.Is(err, syscall.ECONNRESET) {
+		if rc.r.server && rc.r.resets != nil {
+			rc.r.resets.add()
+		}
+		rc.src.SetLinger(0)
+	}
+	rc.src.Close()
 }
 
 // read takes whatever src sends at once, queueing it for dst; it never blocks on dst. A dst
@@ -353,9 +376,12 @@ func (rc *relayConn) read() {
 			}
 		}
 		if err != nil {
-			if errors.Is(err, syscall.ECONNRESET) { // reset_peer: dst gets a reset too
+			switch {
+			case errors.Is(err, syscall.ECONNRESET): // reset_peer: dst gets a reset too
 				rc.dst.SetLinger(0)
 				rc.dst.Close()
+			case !rc.r.server && rc.r.resets != nil && rc.r.resets.take():
+				rc.resetAfter = true // the server's reset, which Toxiproxy passed on as a close
 			}
 			rc.src.Close()
 			return
@@ -377,7 +403,46 @@ func (rc *relayConn) write() {
 			rc.cutClient("it closed its end while being written to")
 		}
 	}
+	if rc.resetAfter {
+		rc.dst.SetLinger(0)
+	}
 	rc.dst.Close()
+}
+
+// resetNotes carries a server's resets across Toxiproxy, from a proxy's server relay to its
+// client relay. Toxiproxy says nothing of which of its upstream connections serves which
+// client, so a reset is given to the next client connection that Toxiproxy ends within
+// resetPairing of it: the one it ended because of that reset, unless another of the proxy's
+// connections ended in the same moment.
+type resetNotes struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+// resetPairing is how long after a server's reset Toxiproxy's close of the client's
+// connection is taken for its consequence: Toxiproxy closes it at once, a starved machine
+// takes longer.
+const resetPairing = time.Second
+
+func (n *resetNotes) add() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.at = append(n.at, time.Now())
+}
+
+// take says whether a reset is waiting to be passed on, and takes it.
+func (n *resetNotes) take() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := time.Now()
+	for len(n.at) > 0 && now.Sub(n.at[0]) > resetPairing {
+		n.at = n.at[1:]
+	}
+	if len(n.at) == 0 {
+		return false
+	}
+	n.at = n.at[1:]
+	return true
 }
 
 // cutClient ends dst's connection and tells src that dst is done sending (a cut client: the
