@@ -333,24 +333,25 @@ func (r *relay) serve(accepted *net.TCPConn) {
 	rc.read()
 }
 
-// back copies what dst sends to src; dst's end of sending is passed on, and so is a reset or
-// a broken connection (left open, src would wait for the rest until its own timeout). A
-// server's reset is noted for the proxy's client relay: Toxiproxy ends a connection whose
-// upstream was reset with an ordinary close, and the client must see the reset the server
-// sent (see resetNotes).
+// back copies what dst sends to src; dst's end of sending is passed on. A server that broke
+// its connection (a reset) ends what Toxiproxy reads from us too (left open, the client would
+// wait for the rest of the response until its own timeout), by an ordinary end, never by
+// closing or resetting src: Toxiproxy's writer to src would then fail and stop, and a toxic
+// chain whose writer has stopped can never be paused again. read goes on reading src to its
+// end. The reset is noted for the proxy's client relay, since Toxiproxy ends the client's
+// connection with an ordinary close (see resetNotes). A client's broken connection is found
+// by write, which cuts it.
 func (rc *relayConn) back() {
 	_, err := io.Copy(rc.src, rc.dst)
-	if err == nil {
+	switch {
+	case err == nil:
 		rc.src.CloseWrite()
-		return
-	}
-	if errors.Is(err, syscall.ECONNRESET) {
-		if rc.r.server && rc.r.resets != nil {
+	case rc.r.server:
+		if errors.Is(err, syscall.ECONNRESET) && rc.r.resets != nil {
 			rc.r.resets.add()
 		}
-		rc.src.SetLinger(0)
+		rc.src.CloseWrite()
 	}
-	rc.src.Close()
 }
 
 // read takes whatever src sends at once, queueing it for dst; it never blocks on dst. A dst
