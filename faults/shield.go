@@ -359,17 +359,19 @@ func (rc *relayConn) back() {
 // until src ends the connection.
 func (rc *relayConn) read() {
 	defer close(rc.queue)
-	buf := make([]byte, 32<<10)
+	buf := chunks.Get().(*[]byte)
+	defer func() { chunks.Put(buf) }()
 	for {
-		n, err := rc.src.Read(buf)
+		n, err := rc.src.Read(*buf)
 		if n > 0 && !rc.cut.Load() {
 			if rc.queued.Load()+int64(n) > ShieldBuffer {
 				rc.cutClient(fmt.Sprintf("it left %d bytes unread", rc.queued.Load()))
 			} else {
-				chunk := append([]byte(nil), buf[:n]...)
+				chunk := buf
 				rc.queued.Add(int64(n))
 				select {
-				case rc.queue <- chunk:
+				case rc.queue <- (*chunk)[:n]:
+					buf = chunks.Get().(*[]byte) // write puts chunk back once it is written
 				default: // 256 small chunks waiting: as full as a full buffer
 					rc.queued.Add(-int64(n))
 					rc.cutClient(fmt.Sprintf("it left %d chunks unread", cap(rc.queue)))
@@ -395,11 +397,13 @@ func (rc *relayConn) write() {
 	for chunk := range rc.queue {
 		if rc.cut.Load() {
 			rc.queued.Add(-int64(len(chunk)))
+			putChunk(chunk)
 			continue
 		}
 		rc.dst.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
 		_, err := rc.dst.Write(chunk)
 		rc.queued.Add(-int64(len(chunk)))
+		putChunk(chunk)
 		if err != nil {
 			rc.cutClient("it closed its end while being written to")
 		}
@@ -408,6 +412,18 @@ func (rc *relayConn) write() {
 		rc.dst.SetLinger(0)
 	}
 	rc.dst.Close()
+}
+
+// chunks holds the relays' read buffers. A hostile stream moves hundreds of megabytes through
+// a relay in a few seconds; a new chunk for each read made the collector run about 50 times in
+// a 3 s run, and each collection (stretched on a starved machine: pauses of 50 ms and more)
+// held up the fault schedule's timer and Toxiproxy's calls (bench/fault-timeline.sh).
+var chunks = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// putChunk gives a written chunk's buffer back to chunks.
+func putChunk(c []byte) {
+	c = c[:cap(c)]
+	chunks.Put(&c)
 }
 
 // resetNotes carries a server's resets across Toxiproxy, from a proxy's server relay to its
