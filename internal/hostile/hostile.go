@@ -27,8 +27,9 @@ import (
 type Server struct {
 	srv       *httptest.Server
 	elsewhere *httptest.Server
-	OffOrigin atomic.Int64 // requests a redirect off the origin would have sent elsewhere
-	sessions  atomic.Int64 // sessions begun on /one-session
+	OffOrigin atomic.Int64  // requests a redirect off the origin would have sent elsewhere
+	sessions  atomic.Int64  // sessions begun on /one-session
+	closing   chan struct{} // closed by Close: handlers that wait for nothing end
 }
 
 // protocol is the version the server answers initialize with.
@@ -80,7 +81,7 @@ func New(t *testing.T) *Server {
 // Start starts a hostile server on loopback outside a test (bench/fault-timeline.sh runs one
 // through cmd/hostile-server); Close stops it.
 func Start() *Server {
-	h := &Server{}
+	h := &Server{closing: make(chan struct{})}
 	h.elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.OffOrigin.Add(1)
 	}))
@@ -91,6 +92,7 @@ func Start() *Server {
 
 // Close stops the server and cuts its connections.
 func (h *Server) Close() {
+	close(h.closing) // a handler whose request body is unread gets no cancellation from net/http
 	h.srv.CloseClientConnections()
 	h.srv.Close()
 	h.elsewhere.Close()
@@ -165,7 +167,10 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case "never-answered", "never-answered-stream":
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-h.closing:
+		}
 	case "stalled-sse-reply": // a notification, then nothing
 		sse()
 		_, _ = io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n")
