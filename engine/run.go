@@ -205,6 +205,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs.start(runCtx)
 	wg.Wait()
 	end := time.Now()
+	r.countRunTwice() // before the observers stop: /metrics says finished only with every counter final
 	obs.stop(ctx, end)
 	r.steadyAfter(ctx, sig.Err() != nil)
 	r.rel.err = actionErr
@@ -225,7 +226,6 @@ func (r *runner) abortOn(cancel context.CancelFunc) func(gate.Threshold, string)
 // finish builds the export of a run that went on, and the error that says how it ended.
 func (r *runner) finish(start, end time.Time, interrupted bool, h *health, faultErr error, tl *results.Timeline) (*results.Export, error) {
 	panicked := r.guard.First()
-	r.countRunTwice()
 	problems, fatal := h.problems()
 	if faultErr != nil {
 		problems = append(problems, "fault schedule: "+faultErr.Error())

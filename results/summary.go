@@ -157,8 +157,10 @@ func fmtUS(us int64) string {
 
 // WriteSummary prints the human summary: one column per group.
 func WriteSummary(w io.Writer, e *Export) error {
-	if o := e.Run.OtherGeneration; o != "" {
-		// A server that speaks both generations: say which one these figures are of.
+	if o := e.Run.OtherGeneration; o != "" && (e.Run.Target != "builtin" || e.Run.Generation != "session") {
+		// A server that speaks both generations: say which one these figures are of. Not for
+		// the built-in target measured as it is by default (the demo): the reference server
+		// speaks both by design, which the export's other_generation still records.
 		how := "leave protocol out, or name a 2025 revision, to measure it"
 		if o == "stateless" {
 			how = "protocol: 2026-07-28 in the groups measures it"

@@ -1,6 +1,6 @@
 // Package workloads reads workload files: what a run of mcpchaos does. A
-// workload names the target (for now the built-in reference server, set to
-// a regime: session TTL, event-log retention, GET validation, ...), lays out
+// workload names the target (the built-in reference server, set to a regime:
+// session TTL, event-log retention, GET validation, ...; or a server by URL), lays out
 // the run as phases (some making tool calls, some waiting for session TTLs
 // to run out: a duration "ttl+1.5s" means the target's session TTL plus
 // 1.5s), defines client groups (how many clients, which policy they follow
@@ -17,9 +17,10 @@
 // in a *ValidationError. Keys starting with "x-" at the top level are
 // ignored, so that they can hold YAML anchors for groups to merge (<<: *x).
 //
-// The builtin workloads (seed-incident, seed-incident-fast, strict-get-fast,
-// short-retention-fast) are embedded; Resolve finds a workload by file path
-// or builtin name, as the command line does.
+// The builtin workloads (builtin/*.yaml: the seed incident, strict GET, short
+// retention, rolling deploy, affinity loss and session churn, most with a -fast
+// variant of test durations; BuiltinNames lists them) are embedded; Resolve finds
+// a workload by file path or builtin name, as the command line does.
 //
 // This package only reads and checks: it starts nothing, opens no sockets
 // and knows nothing of the packages that carry a workload out. It asks the

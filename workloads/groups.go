@@ -111,7 +111,9 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	if nf := m.require("name"); nf != nil {
 		if name, ok := d.name(nf); ok {
 			g.Name = name
-			if prev, dup := names[name]; dup {
+			if reservedGroupNames[name] {
+				d.errorf(nf.node, nf.path, "%q is reserved: exports, compare and thresholds use it for their own rows; name the group otherwise", name)
+			} else if prev, dup := names[name]; dup {
 				line, col := position(prev)
 				d.errorf(nf.node, nf.path, "duplicate group name %q (first at %d:%d); give each group its own name", name, line, col)
 			} else {

@@ -178,6 +178,9 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate group", "    policy: naive\n", "    policy: naive\n  - name: g\n    clients: 1\n    policy: probe\n", []wantErr{
 			{13, 11, "groups[1].name", "g\n", []string{`duplicate group name "g" (first at 10:11)`}},
 		}},
+		{"reserved group name", "  - name: g\n", "  - name: steady_state\n", []wantErr{
+			{10, 11, "groups[0].name", "steady_state", []string{`"steady_state" is reserved`, "name the group otherwise"}},
+		}},
 		{"ramp longer than run", "    clients: 1\n", "    clients: 1\n    ramp: 2s\n", []wantErr{
 			{12, 11, "groups[0].ramp", "2s", []string{"longer than the whole run (1s)"}},
 		}},

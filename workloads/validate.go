@@ -175,6 +175,10 @@ func (v *validator) phases(w *Workload) {
 	}
 }
 
+// reservedGroupNames are the row groups of exports and compare that are not client groups:
+// a client group of that name would be judged as (and mixed with) them.
+var reservedGroupNames = map[string]bool{"overall": true, "threshold": true, "steady_state": true, "session_leak": true}
+
 func (v *validator) groups(w *Workload) {
 	if len(w.Groups) == 0 || len(w.Groups) > maxListLen {
 		v.add("groups", "has %d groups; a run needs 1 to %d", len(w.Groups), maxListLen)
@@ -185,6 +189,8 @@ func (v *validator) groups(w *Workload) {
 		f := fmt.Sprintf("groups[%d]", i)
 		if !validName(g.Name) || len(g.Name) > maxNameLen {
 			v.add(f+".name", "%q must be 1 to %d lowercase letters, digits, - and _", g.Name, maxNameLen)
+		} else if reservedGroupNames[g.Name] {
+			v.add(f+".name", "%q is reserved: exports, compare and thresholds use it for their own rows; name the group otherwise", g.Name)
 		} else if j, dup := seen[g.Name]; dup {
 			v.add(f+".name", "duplicate group name %q (also groups[%d]); give each group its own name", g.Name, j)
 		} else {

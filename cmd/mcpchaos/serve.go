@@ -29,28 +29,14 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the reference MCP server on its own",
 		Long: `Run the built-in reference MCP server standalone, for pointing other clients at it or for
 running it in a process of its own. Its regime comes from flags, or from a workload's
-target.builtin section with --from. It listens on loopback unless --public is given, and
+target.builtin section with --from (flags given beside --from override it). It listens on loopback unless --public is given, and
 stops on Ctrl-C. Its own Prometheus metrics (sessions held, event logs, requests by status,
 RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-addr too.`,
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if from != "" {
-				w, err := workloads.Resolve(from)
-				if err != nil {
-					return err
-				}
-				if w.Target.Builtin == nil {
-					return usagef("--from %s: the workload has no target.builtin section", from)
-				}
-				leak, maxS := cfg.Leak, cfg.MaxSessions
-				cfg = engine.ReferenceConfig(w.Target.Builtin)
-				topo = engine.ReferenceTopology(w.Target.Builtin)
-				cfg.Leak = cfg.Leak || leak // the flags may add to the workload's
-				if cmd.Flags().Changed("max-sessions") {
-					cfg.MaxSessions = maxS
-				}
-			} else {
-				cfg.GetValidation = refserver.GetValidation(getVal)
+			cfg, topo, err := serveSettings(cmd, from, cfg, topo, getVal)
+			if err != nil {
+				return err
 			}
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
@@ -109,6 +95,54 @@ RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-
 	f.BoolVar(&cfg.Leak, "leak", false, "never reclaim a dead session (a server that leaks): sessions held only grow")
 	f.StringVar(&mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
 	return cmd
+}
+
+// serveSettings is the server's regime: the flags, or with --from a workload's target.builtin
+// with the flags given explicitly laid over it.
+func serveSettings(cmd *cobra.Command, from string, cfg refserver.Config, topo refserver.Topology, getVal string) (refserver.Config, refserver.Topology, error) {
+	if from != "" {
+		w, err := workloads.Resolve(from)
+		if err != nil {
+			return cfg, topo, err
+		}
+		if w.Target.Builtin == nil {
+			return cfg, topo, usagef("--from %s: the workload has no target.builtin section", from)
+		}
+		flags, flagTopo := cfg, topo
+		cfg = engine.ReferenceConfig(w.Target.Builtin)
+		topo = engine.ReferenceTopology(w.Target.Builtin)
+		overrideFromFlags(cmd, &cfg, &topo, flags, flagTopo)
+	}
+	if from == "" || cmd.Flags().Changed("get-validation") {
+		cfg.GetValidation = refserver.GetValidation(getVal)
+	}
+	return cfg, topo, nil
+}
+
+// overrideFromFlags lays the flags the user gave explicitly over the settings a workload's
+// target.builtin gave (serve --from): a flag on the command line always wins, as everywhere
+// else in mcpchaos; a flag left at its default never replaces the workload's value.
+func overrideFromFlags(cmd *cobra.Command, cfg *refserver.Config, topo *refserver.Topology, f refserver.Config, ft refserver.Topology) {
+	set := cmd.Flags().Changed
+	for name, apply := range map[string]func(){
+		"ttl":              func() { cfg.SessionTTL = f.SessionTTL },
+		"retention":        func() { cfg.Retention = f.Retention },
+		"retention-events": func() { cfg.RetentionEvents = f.RetentionEvents },
+		"dead-status":      func() { cfg.DeadStatus = f.DeadStatus },
+		"dead-body":        func() { cfg.DeadBody = f.DeadBody },
+		"notify-interval":  func() { cfg.NotifyInterval = f.NotifyInterval },
+		"keepalive":        func() { cfg.Keepalive = f.Keepalive },
+		"retry":            func() { cfg.Retry = f.Retry },
+		"max-sessions":     func() { cfg.MaxSessions = f.MaxSessions },
+		"leak":             func() { cfg.Leak = f.Leak },
+		"replicas":         func() { topo.Replicas = ft.Replicas },
+		"routing":          func() { topo.Routing = ft.Routing },
+		"event-log":        func() { topo.EventLog = ft.EventLog },
+	} {
+		if set(name) {
+			apply()
+		}
+	}
 }
 
 // serveRefMetrics says where the server's metrics are and, with --metrics-addr, serves them
