@@ -124,6 +124,25 @@ func TestMeasureHoldsSessionsCheaply(t *testing.T) {
 	}
 }
 
+// More sessions than one proxy process carries are spread over several, by dial: each carries
+// connections (Measure checks it), their figures are summed, and every call is answered.
+func TestMeasureSpreadsOverProxies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds sessions in child processes")
+	}
+	inst := startServer(t)
+	var stderr lockedBuffer
+	r, err := Measure(context.Background(), Options{Client: Lean, URL: inst.URL, Sessions: 60, Rounds: 1, Workers: 4, SessionsPerProxy: 25},
+		launchSelf(&stderr), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if r.ProxyProcesses != 3 || r.Calls != 60 || r.CallErrors != 0 || r.ProxyFDs < 3*60 {
+		t.Errorf("%d proxy processes, %d calls, %d errors, %d proxy descriptors; want 3, 60, 0, at least 180",
+			r.ProxyProcesses, r.Calls, r.CallErrors, r.ProxyFDs)
+	}
+}
+
 // A target off loopback is refused before any process starts; a measuring process that fails
 // fails the measurement with its reason.
 func TestMeasureRefusesNonLoopback(t *testing.T) {

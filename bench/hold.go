@@ -35,6 +35,12 @@ type Options struct {
 	Probes   int    `json:"probes"`   // probes (and as many bare round trips) timed on one session
 	NoProxy  bool   `json:"no_proxy"` // talk to the target directly instead of through Toxiproxy
 	Workers  int    `json:"workers"`  // concurrent establishments and calls
+	// Via, when set, are the host:port the connections are dialed to instead of the URL's host,
+	// in turn, one per dial: proxy processes in front of the same target (one cannot hold
+	// 3,000 proxied sessions' descriptors). Set by Measure.
+	Via []string `json:"via,omitempty"`
+	// SessionsPerProxy is how many sessions one proxy process carries; 0 means 1,500.
+	SessionsPerProxy int `json:"sessions_per_proxy,omitempty"`
 	// HeapProfile, if set, is where the measuring process writes a heap profile of the held
 	// sessions, after the parent has read it (so the profile is not in the figures; its
 	// finer sampling is: a profiled run's memory figures are not for the table).
@@ -48,6 +54,11 @@ func (o Options) check() error {
 	}
 	if hostIP(u.Host) == "" {
 		return fmt.Errorf("bench talks to loopback targets only, not %q", u.Host)
+	}
+	for _, v := range o.Via {
+		if hostIP(v) == "" {
+			return fmt.Errorf("bench talks to loopback proxies only, not %q", v)
+		}
 	}
 	if !knownKind(o.Client) {
 		return fmt.Errorf("unknown client kind %q (want one of %s)", o.Client, strings.Join(Kinds(), ", "))

@@ -84,7 +84,7 @@ type leanHolder struct {
 // the function it returns establishes the sessions.
 func prepareLean(endpoint string, o Options, n *counts) func(context.Context) (holder, error) {
 	tr := wire.NewTransport(o.Workers * 2)
-	n.countDials(tr)
+	n.countDials(tr, o.Via)
 	ep := &wire.Endpoint{
 		URL:            endpoint,
 		HTTP:           &http.Client{Transport: n.countStreams(bound(wire.Streaming(tr), o.Workers))},
@@ -161,7 +161,7 @@ func prepareSDK(endpoint string, o Options, n *counts) func(context.Context) (ho
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = o.Workers * 2
 	tr.MaxIdleConns = o.Workers * 2
-	n.countDials(tr)
+	n.countDials(tr, o.Via)
 	hc := &http.Client{Transport: n.countStreams(tr)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "gosdk-bench", Version: "1"}, nil)
 	return func(ctx context.Context) (holder, error) { return holdSDK(ctx, endpoint, o, hc, client) }
@@ -223,14 +223,19 @@ type counts struct {
 
 // countDials counts the TCP connections tr opens: a connection a pool does not keep is
 // dialed again, and the garbage of each dial (buffers, connection state) is part of what
-// establishing a session costs.
-func (n *counts) countDials(tr *http.Transport) {
+// establishing a session costs. With via, the dials go to via's addresses in turn instead of
+// the address asked for (Options.Via): nothing above the dial knows, so the client and its
+// pool are the same as with one proxy.
+func (n *counts) countDials(tr *http.Transport, via []string) {
 	dial := tr.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
 	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		n.dials.Add(1)
+		i := n.dials.Add(1)
+		if len(via) > 0 {
+			addr = via[int(i)%len(via)]
+		}
 		return dial(ctx, network, addr)
 	}
 }

@@ -41,7 +41,7 @@ type libHolder struct {
 // establishes the sessions.
 func prepareLib(ctx context.Context, endpoint string, o Options, n *counts) (func(context.Context) (holder, error), []int, error) {
 	tr := wire.NewTransport(o.Workers * 2)
-	n.countDials(tr)
+	n.countDials(tr, o.Via)
 	ep := &wire.Endpoint{
 		URL:            endpoint,
 		HTTP:           &http.Client{Transport: wire.Streaming(tr)},

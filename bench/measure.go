@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/redact"
 )
@@ -42,6 +43,7 @@ type Result struct {
 	ProxyGoroutines   int     `json:"proxy_goroutines_growth,omitempty"`
 	ProxyFDs          int     `json:"proxy_fds_growth,omitempty"`
 	ProxyCPUPerCallUS float64 `json:"proxy_cpu_per_call_us,omitempty"`
+	ProxyProcesses    int     `json:"proxy_processes,omitempty"` // the proxy figures are their sum
 
 	// TCP connections the client opened to establish the sessions, and during the calls.
 	EstablishDials int64 `json:"establish_dials"`
@@ -106,12 +108,17 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	}
 	r := &Result{Client: o.Client, Sessions: o.Sessions, Proxied: !o.NoProxy}
 	hold := o
-	var px *proxyProcess
+	var px proxies
 	if !o.NoProxy {
-		if px, hold.URL, err = startProxy(ctx, launch, o.URL); err != nil {
+		defer func() { err = errors.Join(err, px.end(err)) }()
+		per := o.SessionsPerProxy
+		if per <= 0 {
+			per = sessionsPerProxy
+		}
+		if hold.URL, hold.Via, err = px.start(ctx, launch, o.URL, (o.Sessions+per-1)/per); err != nil {
 			return nil, err
 		}
-		defer func() { err = errors.Join(err, px.end(err)) }()
+		r.ProxyProcesses = len(px)
 	}
 	m, err := start(ctx, launch, childSpec{Role: "hold", Options: hold})
 	if err != nil {
@@ -139,7 +146,7 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	r.StackBytes = holding.StackBytes - ready.StackBytes
 	r.EstablishSeconds, r.Protocol, r.EstablishDials = holding.EstablishSeconds, holding.Protocol, holding.Dials
 	r.EstablishPerSec = float64(o.Sessions) / max(holding.EstablishSeconds, 1e-9)
-	if px != nil {
+	if len(px) > 0 {
 		if err := px.held(r); err != nil {
 			return nil, err
 		}
@@ -164,7 +171,7 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	if r.Calls > 0 {
 		r.CPUPerCallUS = float64((after.CPU - at.CPU).Microseconds()) / float64(r.Calls)
 	}
-	if px != nil {
+	if len(px) > 0 {
 		if err := px.called(r); err != nil {
 			return nil, err
 		}
@@ -183,50 +190,92 @@ type proxyProcess struct {
 	base, at Reading
 }
 
-// startProxy starts the proxy process in front of target and returns the URL through it.
-func startProxy(ctx context.Context, launch Launch, target string) (*proxyProcess, string, error) {
+// sessionsPerProxy is how many sessions one proxy process carries (Options.SessionsPerProxy
+// zero). A proxied session costs the
+// proxy process about 10.6 descriptors (measured at 1,000 sessions, 2026-12-03: the shield's
+// two relays and Toxiproxy hold six sockets, and each relay's copy back splices through a pipe
+// it holds while the connection lives), and a process may hold 20,000: 1,500 sessions leave
+// room for the pool's connections and those still closing.
+const sessionsPerProxy = 1500
+
+// proxies are the proxy processes, all in front of the same target; the measuring process
+// spreads its connections over them (Options.Via) and their figures are summed.
+type proxies []*proxyProcess
+
+// start starts n proxy processes in front of target, and returns the URL through the first
+// and the listen addresses of all.
+func (ps *proxies) start(ctx context.Context, launch Launch, target string, n int) (string, []string, error) {
 	u, err := redact.ParseURL(target)
 	if err != nil {
-		return nil, "", fmt.Errorf("bench: target URL: %w", err)
+		return "", nil, fmt.Errorf("bench: target URL: %w", err)
 	}
-	c, err := start(ctx, launch, childSpec{Role: "proxy", Upstream: u.Host})
-	if err != nil {
-		return nil, "", err
+	var via []string
+	for range n {
+		c, err := start(ctx, launch, childSpec{Role: "proxy", Upstream: u.Host})
+		if err != nil {
+			return "", nil, err
+		}
+		px := &proxyProcess{child: c}
+		*ps = append(*ps, px)
+		if err = c.next(&px.first); err == nil {
+			px.base, err = ReadProc(c.pid())
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("bench: proxy process: %w", err)
+		}
+		via = append(via, px.first.Listen)
 	}
-	px := &proxyProcess{child: c}
-	if err = c.next(&px.first); err == nil {
-		px.base, err = ReadProc(c.pid())
-	}
-	if err != nil {
-		return nil, "", errors.Join(fmt.Errorf("bench: proxy process: %w", err), c.end(err))
-	}
-	return px, (&url.URL{Scheme: "http", Host: px.first.Listen, Path: u.Path}).String(), nil
+	return (&url.URL{Scheme: "http", Host: via[0], Path: u.Path}).String(), via, nil
 }
 
-// held reads the proxy while the sessions are held.
-func (px *proxyProcess) held(r *Result) (err error) {
-	var now proxyReport
-	if err := px.resume(); err != nil {
-		return err
+// held reads the proxies while the sessions are held; each must have carried connections.
+func (ps proxies) held(r *Result) error {
+	for i, px := range ps {
+		var now proxyReport
+		if err := px.resume(); err != nil {
+			return err
+		}
+		if err := px.next(&now); err != nil {
+			return fmt.Errorf("bench: proxy process: %w", err)
+		}
+		at, err := ReadProc(px.pid()) // it has settled and waits again
+		if err != nil {
+			return err
+		}
+		px.at = at
+		if at.FDs <= px.base.FDs {
+			return fmt.Errorf("bench: proxy process %d of %d carried no connection: the dials were not spread over them", i+1, len(ps))
+		}
+		r.ProxyRSSBytes += at.RSS - px.base.RSS
+		r.ProxyFDs += at.FDs - px.base.FDs
+		r.ProxyGoroutines += now.Goroutines - px.first.Goroutines
 	}
-	if err := px.next(&now); err != nil {
-		return fmt.Errorf("bench: proxy process: %w", err)
-	}
-	if px.at, err = ReadProc(px.pid()); err != nil { // it has settled and waits again
-		return err
-	}
-	r.ProxyRSSBytes, r.ProxyFDs = px.at.RSS-px.base.RSS, px.at.FDs-px.base.FDs
-	r.ProxyGoroutines = now.Goroutines - px.first.Goroutines
 	return nil
 }
 
-// called reads the proxy's CPU time after the calls.
-func (px *proxyProcess) called(r *Result) error {
-	after, err := ReadProc(px.pid())
-	if err == nil && r.Calls > 0 {
-		r.ProxyCPUPerCallUS = float64((after.CPU - px.at.CPU).Microseconds()) / float64(r.Calls)
+// called reads the proxies' CPU time after the calls.
+func (ps proxies) called(r *Result) error {
+	var cpu time.Duration
+	for _, px := range ps {
+		after, err := ReadProc(px.pid())
+		if err != nil {
+			return err
+		}
+		cpu += after.CPU - px.at.CPU
 	}
-	return err
+	if r.Calls > 0 {
+		r.ProxyCPUPerCallUS = float64(cpu.Microseconds()) / float64(r.Calls)
+	}
+	return nil
+}
+
+// end ends every proxy process.
+func (ps proxies) end(failed error) error {
+	var errs []error
+	for _, px := range ps {
+		errs = append(errs, px.child.end(failed))
+	}
+	return errors.Join(errs...)
 }
 
 // child is one of the benchmark's child processes, spoken to over its stdin and stdout.

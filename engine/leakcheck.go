@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/internal/sleep"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -32,6 +33,7 @@ const leakPoll = 50 * time.Millisecond
 type leakCheck struct {
 	from, until time.Duration
 	ttl         time.Duration
+	runEnd      time.Duration // the run's planned duration
 }
 
 // planLeakCheck says whether the run gets the check, and when: a built-in target and a group
@@ -61,29 +63,35 @@ func (r *runner) planLeakCheck() (leakCheck, bool) {
 	// come up to a request timeout later; the reaper then needs up to a second.
 	from := churnEnd + b.SessionTTL + time.Second
 	until := r.w.Duration - min(time.Second, r.w.Duration/20)
-	return leakCheck{from: from, until: until, ttl: b.SessionTTL}, true
+	return leakCheck{from: from, until: until, ttl: b.SessionTTL, runEnd: r.w.Duration}, true
 }
 
 // runLeakCheck judges the check during the run and records it for the export. It returns when
 // it has judged, or when ctx ends.
 func (r *runner) runLeakCheck(ctx context.Context, start time.Time, lc leakCheck) {
+	out := judgeLeak(ctx, start, lc, r.inst.Stats, r.clientsHolding)
+	r.leakMu.Lock()
+	r.leak = out
+	r.leakMu.Unlock()
+}
+
+// judgeLeak is the check's timing and verdict: it waits until lc.from after start, then reads
+// server (the reference server's session counts) and clients (the sessions the clients hold)
+// every leakPoll until they agree or lc.until has passed. Apart from the runner so that its
+// windows are tested on a fake clock (leakcheck_time_test.go).
+func judgeLeak(ctx context.Context, start time.Time, lc leakCheck, server func() refserver.Stats, clients func() int64) *results.SessionLeak {
 	out := &results.SessionLeak{TTLSeconds: lc.ttl.Seconds()}
-	defer func() {
-		r.leakMu.Lock()
-		r.leak = out
-		r.leakMu.Unlock()
-	}()
 	if lc.from >= lc.until {
 		out.Verdict = fmt.Sprintf("not judged: the run ends %s after the clients last churned, before the session TTL (%s) and the reaper could reclaim what they abandoned; make the last phase last ttl+2s or more",
-			fmtSeconds(r.w.Duration-(lc.from-lc.ttl-time.Second)), lc.ttl)
-		return
+			fmtSeconds(lc.runEnd-(lc.from-lc.ttl-time.Second)), lc.ttl)
+		return out
 	}
 	if !sleep.For(ctx, time.Until(start.Add(lc.from))) {
 		out.Verdict = "not judged: the run ended before the TTL had passed"
-		return
+		return out
 	}
 	for {
-		held, live := r.inst.Stats().SessionsHeld, r.clientsHolding()
+		held, live := server().SessionsHeld, clients()
 		out.Judged, out.Held, out.Live, out.AtSeconds = true, held, live, roundS(time.Since(start))
 		if held <= live {
 			out.Pass = true
@@ -94,18 +102,19 @@ func (r *runner) runLeakCheck(ctx context.Context, start time.Time, lc leakCheck
 			break
 		}
 	}
-	st := r.inst.Stats()
+	st := server()
 	out.Opened, out.Deleted, out.Expired, out.Refused = st.SessionsCreated, st.SessionsDeleted, st.SessionsExpired, st.SessionsRefused
 	if out.Pass {
-		return
+		return out
 	}
 	if ctx.Err() != nil && out.Held > out.Live && time.Until(start.Add(lc.until)) > 0 {
 		out.Judged = false
 		out.Verdict = "not judged: the run ended while the server still held more sessions than the clients"
-		return
+		return out
 	}
 	out.Verdict = fmt.Sprintf("LEAK: the server still holds %d sessions a TTL (%s) after the churn, while the clients hold %d: %d never reclaimed (opened %d, deleted %d, expired %d); a server that does not expire abandoned sessions grows until it runs out of memory",
 		out.Held, lc.ttl, out.Live, out.Held-out.Live, st.SessionsCreated, st.SessionsDeleted, st.SessionsExpired)
+	return out
 }
 
 // clientsHolding is how many of the run's clients hold a session now (live, or reconnecting

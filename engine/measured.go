@@ -116,17 +116,57 @@ func (r *runner) countRunTwice() {
 // them, and those that passed with no live session to call on (calls_not_made).
 type phaseTurns = fleet.PhaseTurns
 
-// shortfalls is the function below over the run's fleets.
+// shortfalls is the function below over the run's fleets, a group at a time. The status the
+// preflight's made-up session id got is a group's likely cause only when the server answered
+// that status to the group's own session-scoped requests during the run: a server that
+// answers 400 to an id it never issued, yet never to a session of the run (the everything
+// server, whose sessions never die), did not make the group miss its calls.
+// Shortfalls inside the workload's own faults that are not problems are said in a note.
 func (r *runner) shortfalls() []string {
-	by := make([][]phaseTurns, len(r.fleets))
-	first := make([]string, len(r.fleets))
+	dist := disturbed(r.w)
+	var out []string
 	for i, f := range r.fleets {
-		by[i] = f.PhaseTurns()
-		if s := f.Report().ErrorSamples; len(s) > 0 {
-			first[i] = s[0]
+		pf := r.tgt.pf
+		if pf != nil && pf.unknownStatus != 0 && f.RefusedWith(pf.unknownStatus) == 0 {
+			unseen := *pf
+			unseen.unknownStatus = 0
+			pf = &unseen
 		}
+		var first []string
+		if s := f.Report().ErrorSamples; len(s) > 0 {
+			first = s[:1]
+		}
+		by := [][]phaseTurns{f.PhaseTurns()}
+		lines := shortfalls(r.w.Groups[i:i+1], r.w.Phases, dist, by, pf, first)
+		if len(lines) == 0 {
+			r.tgt.notes = append(r.tgt.notes, outageNotes(r.w, r.w.Groups[i].Name, by[0], dist)...)
+		}
+		out = append(out, lines...)
 	}
-	return shortfalls(r.w.Groups, r.w.Phases, disturbed(r.w), by, r.tgt.pf, first)
+	return out
+}
+
+// outageNotes says, per calls phase the workload's own faults disturbed, that a group missed
+// most of its turns there (calls_not_made) and which faults were in force: the reader of
+// calls_not_made learns that the target was cut as the workload asked, not that sessions were
+// lost. (A phase that waits for the TTL lasts only its offset under session_ttl: none, so a
+// fault timed for the TTL can reach into the next calls phase.)
+func outageNotes(w *workloads.Workload, group string, by []phaseTurns, dist []bool) []string {
+	var out []string
+	for k, p := range w.Phases {
+		if !p.Calls || k >= len(by) || k >= len(dist) || !dist[k] || 2*by[k].NotMade <= by[k].Turns {
+			continue
+		}
+		var in []string
+		for _, f := range w.Faults {
+			if end := faultEnd(w, f); f.At < p.End() && end+recoveryRoom > p.Start {
+				in = append(in, fmt.Sprintf("%s (%s to %s)", f.Name, f.At, end))
+			}
+		}
+		out = append(out, fmt.Sprintf("group %s: phase %s (%s to %s): %d of its %d turns passed with no live session (calls_not_made) while the workload's own faults cut the target or had just ended: %s; what was asked for, not sessions the server lost",
+			group, p.Name, p.Start, p.End(), by[k].NotMade, by[k].Turns, strings.Join(in, ", ")))
+	}
+	return out
 }
 
 // recoveryRoom is how long after a fault of the workload clients may take to come back
@@ -142,16 +182,21 @@ func disturbed(w *workloads.Workload) []bool {
 	out := make([]bool, len(w.Phases))
 	for k, p := range w.Phases {
 		for _, f := range w.Faults {
-			end := w.Duration
-			if f.For > 0 && f.Action == nil {
-				end = f.At + f.For
-			}
-			if f.At < p.End() && end+recoveryRoom > p.Start {
+			if f.At < p.End() && faultEnd(w, f)+recoveryRoom > p.Start {
 				out[k] = true
 			}
 		}
 	}
 	return out
+}
+
+// faultEnd is when a fault of the workload stops being in force: at the end of its for, or at
+// the end of the run (an action, or a fault without for).
+func faultEnd(w *workloads.Workload, f workloads.Fault) time.Duration {
+	if f.For > 0 && f.Action == nil {
+		return f.At + f.For
+	}
+	return w.Duration
 }
 
 // shortfalls says, a line per group and calls phase, where a group made fewer than half of the

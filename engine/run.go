@@ -100,6 +100,9 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 			exp, err = nil, &PanicError{Msg: fmt.Sprintf("panic in run: %v (stack above)", v)}
 		}
 	}()
+	if err := CheckDescriptors(r.w, 1); err != nil { // descriptors.go: this machine's limit
+		return nil, err
+	}
 	setUpAt := time.Now()
 	r.began = setUpAt
 	if err := r.prepareSteady(); err != nil {
@@ -127,25 +130,39 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 		}
 		return r.notSteady(setUpAt)
 	}
-	start := time.Now().Add(20 * time.Millisecond) // every group's clock starts together
-	if !plan.StartAt.IsZero() {
-		switch {
-		case !start.After(plan.StartAt):
-			start = plan.StartAt
-		case plan.Shard != nil:
-			// A shard that comes late (its pod scheduled after the others started) joins at
-			// once rather than failing the whole run: its clients run the plan late, which the
-			// export says (run.shard.late_s and a note); the merge aligns on wall-clock time.
-			r.late = start.Sub(plan.StartAt)
-		default:
-			return nil, fmt.Errorf("the start time %s passed while this run was setting up; give a time further ahead", plan.StartAt.Format(time.RFC3339))
-		}
+	start, late, err := startTime(time.Now(), plan)
+	if err != nil {
+		return nil, err
 	}
+	r.late = late
 	if r.opts.onStart != nil {
 		r.opts.onStart(start)
 	}
 	r.began = start
 	return r.measure(ctx, sig, start)
+}
+
+// startLead is how far ahead of the moment set-up ended the groups' common clock starts: every
+// group's clock starts together, at one instant all of them were started before.
+const startLead = 20 * time.Millisecond
+
+// startTime is when the run's clock starts, set-up having ended at now: startLead ahead, or the
+// plan's StartAt if that is later. A StartAt less than startLead ahead starts startLead ahead,
+// late by less than startLead. A StartAt already passed is an error, except for a shard: a
+// shard that comes late (its pod scheduled after the others started) joins at once rather than
+// failing the whole run; its clients run the plan late by late, which the export says
+// (run.shard.late_s and a note), and the merge aligns on wall-clock time.
+func startTime(now time.Time, plan *Plan) (start time.Time, late time.Duration, err error) {
+	start = now.Add(startLead)
+	switch {
+	case plan.StartAt.IsZero():
+		return start, 0, nil
+	case !start.After(plan.StartAt):
+		return plan.StartAt, 0, nil
+	case plan.Shard != nil || plan.StartAt.After(now):
+		return start, start.Sub(plan.StartAt), nil
+	}
+	return time.Time{}, 0, fmt.Errorf("the start time %s passed while this run was setting up; give a time further ahead", plan.StartAt.Format(time.RFC3339))
 }
 
 // measure runs the fleets, the fault schedule, the health watcher and the observers from
@@ -175,7 +192,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 		}
 	}
 	// Before the start (a StartAt ahead): nothing runs yet; an interrupt ends the wait.
-	if !sleep.For(ctx, time.Until(start)-20*time.Millisecond) {
+	if !sleep.For(ctx, time.Until(start)-startLead) {
 		obs.stop(ctx, time.Now())
 		return nil, ErrInterrupted
 	}

@@ -1,12 +1,12 @@
 package refserver
 
 import (
-	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/mcpchaos/mcpchaos/internal/redistest"
 )
@@ -20,11 +20,12 @@ func TestRedisLogRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, _ := redis.ParseURL(url)
-	rdb := redis.NewClient(opt)
+	rdb, err := redis.DialURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer rdb.Close()
-	ctx := context.Background()
-	if err := rdb.Set(ctx, "someone-else", "x", 0).Err(); err != nil {
+	if _, err := rdb.Do("SET", "someone-else", "x"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -34,7 +35,7 @@ func TestRedisLogRetention(t *testing.T) {
 		m.append(key, event{id: uint64(10 + i), at: t0, stream: 1, data: []byte(fmt.Sprintf(`{"n":%d}`, i))})
 	}
 	m.append(key, event{id: 15, at: t0, stream: 2, final: true}) // a priming marker: no data
-	if n := rdb.XLen(ctx, m.key(key)).Val(); n != 3 {
+	if n, _ := redis.Int(rdb.Do("XLEN", m.key(key))); n != 3 {
 		t.Errorf("stream holds %d entries, want the last 3 (retention_events)", n)
 	}
 	got, ok := m.load(key, t0)
@@ -44,17 +45,36 @@ func TestRedisLogRetention(t *testing.T) {
 	if got, ok := m.load(key, t0+int64(retention)); ok || len(got) != 0 {
 		t.Errorf("past retention, load = %+v: events must expire by time", got)
 	}
-	if ttl := rdb.PTTL(ctx, m.key(key)).Val(); ttl <= 0 || ttl > retention {
+	if ms, _ := redis.Int64(rdb.Do("PTTL", m.key(key))); ms <= 0 || time.Duration(ms)*time.Millisecond > retention {
+		ttl := time.Duration(ms) * time.Millisecond
 		t.Errorf("stream key expires in %s, want within the retention %s", ttl, retention)
 	}
 	if m.errs.Load() != 0 {
 		t.Errorf("%d Redis errors", m.errs.Load())
 	}
 	m.close()
-	if n := rdb.Exists(ctx, "someone-else").Val(); n != 1 {
+	if n, _ := redis.Int(rdb.Do("EXISTS", "someone-else")); n != 1 {
 		t.Error("close removed a key it did not write")
 	}
-	if keys := rdb.Keys(ctx, "mcpchaos:*").Val(); len(keys) != 0 {
+	if keys, _ := redis.Strings(rdb.Do("KEYS", "mcpchaos:*")); len(keys) != 0 {
 		t.Errorf("close left %v", keys)
+	}
+}
+
+// A Redis that does not answer is an error naming where and what to do, never quoting the URL's
+// password (the URL comes from a workload file that may hold one).
+func TestRedisLogUnreachableKeepsPassword(t *testing.T) {
+	for _, url := range []string{"redis://user:s3cret@127.0.0.1:1/0", "redis://:s3cret@127.0.0.1:1/0", "redis://u:s3cret/x@127.0.0.1:1/0"} {
+		_, err := openRedisLog(url, 10, time.Minute)
+		if err == nil {
+			t.Fatalf("%s: opened a log on a closed port", url)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("error quotes the password: %v", err)
+		}
+	}
+	_, err := openRedisLog("redis://127.0.0.1:1/0", 10, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") || !strings.Contains(err.Error(), "redis-server") {
+		t.Errorf("error = %v, want the address and what to do", err)
 	}
 }

@@ -135,6 +135,7 @@ func (c *Client) settle(h *held, now time.Time) {
 // answer it from its session store (a dead status), or it failed in transport after the death.
 // A 2xx answer means the session was alive when the request arrived.
 func (c *Client) account(h *held, sent time.Time, status int, retry bool) {
+	c.f.refusal(status)
 	if c.f.dead(status) {
 		c.f.refused(h.s, sent)
 	}

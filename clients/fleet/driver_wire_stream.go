@@ -104,6 +104,9 @@ func (c *Client) openFirst(h *held) *wire.Stream {
 	for h.ctx.Err() == nil {
 		sent := time.Now()
 		st, err := h.s.OpenStream(h.ctx, "")
+		if err == nil {
+			c.f.refusal(st.Status)
+		}
 		switch {
 		case err != nil:
 			if h.ctx.Err() == nil {
@@ -193,6 +196,7 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 			continue
 		}
 		r := policy.Replay{Status: st.Status, Dead: c.f.dead(st.Status)}
+		c.f.refusal(st.Status)
 		if r.Dead {
 			c.account(h, sent, st.Status, false)
 		}
@@ -253,7 +257,11 @@ func (c *Client) judge(h *held, st *wire.Stream, cursor string) *judgement {
 				j.done <- policy.Teardown // its waiter must not wait forever
 			}
 		}()
-		v := c.f.policy.AfterReplay(policy.Replay{Status: http.StatusOK}, func() policy.ProbeResult { return c.probe(h) })
+		var pr policy.ProbeResult
+		v := c.f.policy.AfterReplay(policy.Replay{Status: http.StatusOK}, func() policy.ProbeResult {
+			pr = c.probe(h)
+			return pr
+		})
 		switch n := j.g.decide(v); v {
 		case policy.Resume:
 			c.apply(h, n, j.g.opened)
@@ -262,7 +270,11 @@ func (c *Client) judge(h *held, st *wire.Stream, cursor string) *judgement {
 			c.f.rec.Add(metrics.EventsQuarantined, int64(n))
 			c.abandon(h, true, true) // ends the stream
 		default:
-			c.f.rec.Error(metrics.ErrStatus)
+			if pr.Status != 0 {
+				// A probe answered with a status no rule knows; one that failed in transport
+				// was counted by its kind when it failed (probe).
+				c.f.rec.Error(metrics.ErrStatus)
+			}
 			st.Close() // apply nothing
 		}
 		j.done <- v

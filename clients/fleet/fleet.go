@@ -81,6 +81,9 @@ type Fleet struct {
 	deaths  [truth.DeathSources]atomic.Int64 // deaths counted, by how their time was obtained
 	// refusedCalls counts surfaced tool calls the server refused (fleetreport.go).
 	refusedCalls atomic.Int64
+	// refusedWith counts the session-scoped requests (calls, probes, GETs, replays) answered
+	// with each 4xx or 5xx status that dead_statuses do not list (RefusedWith).
+	refusedWith [200]atomic.Int64
 	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
 	// with no live session to call on (calls_not_made).
 	turnsBy, notMadeBy, skippedBy []atomic.Int64

@@ -149,6 +149,24 @@ func (f *Fleet) protocolError(err error) {
 	f.sample("protocol: " + err.Error())
 }
 
+// refusal counts a session-scoped request answered with a 4xx or 5xx status that is not a
+// dead-session one.
+func (f *Fleet) refusal(status int) {
+	if status >= 400 && status < 600 && !f.dead(status) {
+		f.refusedWith[status-400].Add(1)
+	}
+}
+
+// RefusedWith is how many of the group's session-scoped requests the server answered with
+// status (a 4xx or 5xx that dead_statuses do not list): what the run saw, where a status
+// error (metrics.ErrStatus) also counts replays a probe left ambiguous.
+func (f *Fleet) RefusedWith(status int) int64 {
+	if status < 400 || status >= 600 {
+		return 0
+	}
+	return f.refusedWith[status-400].Load()
+}
+
 // callFailed counts why a request got no result: a transport or protocol error, an HTTP status
 // that is not a dead-session one, or a JSON-RPC error (kept as text only: the server answered).
 func (f *Fleet) callFailed(rep *wire.Reply, err error, dead bool) {

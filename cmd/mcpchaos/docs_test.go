@@ -389,7 +389,7 @@ func TestDocsCheckerFindsMistakes(t *testing.T) {
 	}
 	// And what is right passes.
 	for _, ok := range []string{"mcpchaos run seed-incident-fast --threshold 'probe.misattributed_errors == 0' -o r.json",
-		"mcpchaos run staging.yaml --out staging.json", "mcpchaos run bench/workloads/hold-19k.yaml --procs 4"} {
+		"mcpchaos run staging.yaml --out staging.json", "mcpchaos run bench/workloads/hold-19k.yaml --procs 12"} {
 		c := docCommand{where: "ok", words: shellWords(ok)[1:]}
 		if msg := checkDocCommand(filepath.Join("..", ".."), c); msg != "" {
 			t.Errorf("%s: %s", ok, msg)

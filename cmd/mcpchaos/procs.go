@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -41,6 +42,9 @@ const childGrace = 5 * time.Second
 func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
 	if f := w.TopologyAction(); f != nil { // the shards would each meet the one server process by URL
 		return usagef("--procs: %s: %s acts on the reference server run by the process of the run; run this workload without --procs", f.Where, f.Action.Kind)
+	}
+	if err := engine.CheckDescriptors(w, n); err != nil { // each process's part, on this machine
+		return err
 	}
 	formats, err := parseFormats(fl.formats)
 	if err != nil {

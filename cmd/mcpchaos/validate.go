@@ -19,7 +19,8 @@ func newValidateCmd() *cobra.Command {
 		Long: `Check a workload without running it. WORKLOAD is a file path or the name of a built-in
 workload (` + joinNames() + `). Every mistake is reported with file:line:col; exit status 2 if
 there is any. The workload is planned as run plans it (--procs and --shard as run takes them),
-so that what validate passes, run does not refuse.`,
+so that what validate passes, run does not refuse (but for this machine's file-descriptor limit,
+which run checks where it runs).`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			w, err := workloads.Resolve(a[0])

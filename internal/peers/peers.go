@@ -64,6 +64,25 @@ type Stats struct {
 	// Notified counts the notifications/tools/list_changed the server sent on listen streams
 	// (subscriptions/listen; GoSDKStateless only).
 	Notified int64 `json:"notified,omitempty"`
+
+	// The everything server's own record (Everything only), counted from its own log lines:
+	// sessions it initialized, sessions it forgot (their transport closed: it answers them 400
+	// from then on), DELETEs it received, GET streams it opened, resumes with Last-Event-ID it
+	// answered, every HTTP status it answered, by method ("POST 400"), and the refusals (4xx,
+	// 5xx) it answered to a session id it had issued.
+	SessionsInitialized int64            `json:"sessions_initialized,omitempty"`
+	SessionsForgotten   int64            `json:"sessions_forgotten,omitempty"`
+	Deletes             int64            `json:"deletes,omitempty"`
+	GetStreams          int64            `json:"get_streams,omitempty"`
+	Resumes             int64            `json:"resumes,omitempty"`
+	Statuses            map[string]int64 `json:"statuses,omitempty"`
+	RefusedIssued       int64            `json:"refused_issued,omitempty"`
+	// Refusals are those by "METHOD STATUS live|forgotten: message" (forgotten: the session
+	// had been forgotten; live: it was refused for another reason, e.g. a body cut short).
+	Refusals map[string]int64 `json:"refusals,omitempty"`
+	// GetEventsNotJSONRPC counts the events with data "{}" it wrote on GET streams: its event
+	// store replays the transport's priming events ({}) of every stream after the cursor.
+	GetEventsNotJSONRPC int64 `json:"get_events_not_jsonrpc,omitempty"`
 }
 
 // Stats returns the server's counts so far.

@@ -1,10 +1,12 @@
 package peers
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rawGet sends a GET for the standalone stream with the session id given (none when ""), and
@@ -74,9 +76,43 @@ func TestRegimes(t *testing.T) {
 		if resp, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != 200 || !strings.Contains(body, `"echo"`) {
 			t.Errorf("tools/list: %d %s", resp.StatusCode, body)
 		}
+		// Its GET stream sends its headers at once, not with its first keepalive (15 s): a
+		// client waiting request_timeout for them opens it.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET stream: %v %v (headers not within 5 s?)", resp, err)
+		}
+		resp.Body.Close()
+		cancel()
+		// The stream's end forgets nothing; a DELETE does, and the id then gets 400.
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode != 200 {
+			t.Errorf("ping after the GET stream ended: %d %s", resp.StatusCode, body)
+		}
+		id := s.id
 		s.id = unknownID
-		if resp, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); resp.StatusCode != 400 {
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`); resp.StatusCode != 400 {
 			t.Errorf("ping on an unknown session: %d %s, want 400", resp.StatusCode, body)
+		}
+		st := srv.Stats()
+		if st.SessionsInitialized != 1 || st.GetStreams != 1 || st.SessionsForgotten != 0 || st.Statuses["POST 400"] != 1 || st.RefusedIssued != 0 {
+			t.Errorf("the server's record: %+v", st)
+		}
+		del, _ := http.NewRequest(http.MethodDelete, srv.URL, nil)
+		del.Header.Set("Mcp-Session-Id", id)
+		if resp, err := http.DefaultClient.Do(del); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("DELETE: %v %v", resp, err)
+		}
+		s.id = id
+		if resp, body := s.post(`{"jsonrpc":"2.0","id":5,"method":"ping"}`); resp.StatusCode != 400 {
+			t.Errorf("ping on a deleted session: %d %s, want 400", resp.StatusCode, body)
+		}
+		if st := srv.Stats(); st.SessionsForgotten != 1 || st.Deletes != 1 || st.Statuses["POST 400"] != 2 || st.RefusedIssued != 1 {
+			t.Errorf("the server's record after a DELETE: %+v", st)
 		}
 	})
 }

@@ -7,7 +7,6 @@
 package redistest
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/mcpchaos/mcpchaos/internal/loopback"
 	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
@@ -69,13 +68,9 @@ func try(t testing.TB, bin string) (string, string, bool) {
 		}
 	}
 	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), MaxRetries: -1})
-	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := rdb.Ping(ctx).Err()
-		cancel()
+		err := ping(url)
 		if err == nil {
 			t.Cleanup(stop)
 			return url, "", true
@@ -91,4 +86,16 @@ func try(t testing.TB, bin string) (string, string, bool) {
 		}
 		time.Sleep(20 * time.Millisecond) // polling for readiness, not synchronising a result
 	}
+}
+
+// ping dials url and sends one PING, within a second.
+func ping(url string) error {
+	c, err := redis.DialURL(url, redis.DialConnectTimeout(time.Second), redis.DialReadTimeout(time.Second),
+		redis.DialWriteTimeout(time.Second))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Do("PING")
+	return err
 }
