@@ -89,7 +89,8 @@ func (s *Shielded) Cuts() int64 { return s.cuts.Load() }
 // one clients are given.
 func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string, error) {
 	if local(s.Injector) {
-		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts}
+		resets := new(resetNotes)
+		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts, resets: resets}
 		if err := sr.listen("127.0.0.1:0"); err != nil {
 			return "", fmt.Errorf("faults: proxy %s: server relay: %w", name, err)
 		}
@@ -103,6 +104,11 @@ func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string,
 		return "", err
 	}
 	r := &relay{name: name, inner: inner, conns: map[*relayConn]bool{}, cuts: &s.cuts}
+	s.mu.Lock()
+	if sr := s.servers[name]; sr != nil {
+		r.resets = sr.resets
+	}
+	s.mu.Unlock()
 	if err := r.listen("127.0.0.1:0"); err != nil {
 		return "", fmt.Errorf("faults: proxy %s: relay: %w", name, err)
 	}
@@ -182,6 +188,7 @@ type relay struct {
 	name, inner string
 	server      bool
 	cuts        *atomic.Int64
+	resets      *resetNotes // shared by a proxy's two relays; nil without a server relay
 
 	mu     sync.Mutex
 	addr   string
@@ -291,6 +298,9 @@ type relayConn struct {
 	queued   atomic.Int64
 	cutOnce  sync.Once
 	cut      atomic.Bool
+	// resetAfter: dst is reset once its queue is written, not closed (set by read before it
+	// closes the queue, read by write after the queue is closed)
+	resetAfter bool
 }
 
 func (r *relay) serve(accepted *net.TCPConn) {
@@ -323,9 +333,23 @@ func (r *relay) serve(accepted *net.TCPConn) {
 	rc.read()
 }
 
-// back copies what dst sends to src; dst's end of sending is passed on.
+// back copies what dst sends to src; dst's end of sending is passed on. A server that broke
+// its connection (a reset) ends what Toxiproxy reads from us too (left open, the client would
+// wait for the rest of the response until its own timeout), by an ordinary end, never by
+// closing or resetting src: Toxiproxy's writer to src would then fail and stop, and a toxic
+// chain whose writer has stopped can never be paused again. read goes on reading src to its
+// end. The reset is noted for the proxy's client relay, since Toxiproxy ends the client's
+// connection with an ordinary close (see resetNotes). A client's broken connection is found
+// by write, which cuts it.
 func (rc *relayConn) back() {
-	if _, err := io.Copy(rc.src, rc.dst); err == nil {
+	_, err := io.Copy(rc.src, rc.dst)
+	switch {
+	case err == nil:
+		rc.src.CloseWrite()
+	case rc.r.server:
+		if errors.Is(err, syscall.ECONNRESET) && rc.r.resets != nil {
+			rc.r.resets.add()
+		}
 		rc.src.CloseWrite()
 	}
 }
@@ -335,17 +359,19 @@ func (rc *relayConn) back() {
 // until src ends the connection.
 func (rc *relayConn) read() {
 	defer close(rc.queue)
-	buf := make([]byte, 32<<10)
+	buf := chunks.Get().(*[]byte)
+	defer func() { chunks.Put(buf) }()
 	for {
-		n, err := rc.src.Read(buf)
+		n, err := rc.src.Read(*buf)
 		if n > 0 && !rc.cut.Load() {
 			if rc.queued.Load()+int64(n) > ShieldBuffer {
 				rc.cutClient(fmt.Sprintf("it left %d bytes unread", rc.queued.Load()))
 			} else {
-				chunk := append([]byte(nil), buf[:n]...)
+				chunk := buf
 				rc.queued.Add(int64(n))
 				select {
-				case rc.queue <- chunk:
+				case rc.queue <- (*chunk)[:n]:
+					buf = chunks.Get().(*[]byte) // write puts chunk back once it is written
 				default: // 256 small chunks waiting: as full as a full buffer
 					rc.queued.Add(-int64(n))
 					rc.cutClient(fmt.Sprintf("it left %d chunks unread", cap(rc.queue)))
@@ -353,9 +379,12 @@ func (rc *relayConn) read() {
 			}
 		}
 		if err != nil {
-			if errors.Is(err, syscall.ECONNRESET) { // reset_peer: dst gets a reset too
+			switch {
+			case errors.Is(err, syscall.ECONNRESET): // reset_peer: dst gets a reset too
 				rc.dst.SetLinger(0)
 				rc.dst.Close()
+			case !rc.r.server && rc.r.resets != nil && rc.r.resets.take():
+				rc.resetAfter = true // the server's reset, which Toxiproxy passed on as a close
 			}
 			rc.src.Close()
 			return
@@ -368,16 +397,69 @@ func (rc *relayConn) write() {
 	for chunk := range rc.queue {
 		if rc.cut.Load() {
 			rc.queued.Add(-int64(len(chunk)))
+			putChunk(chunk)
 			continue
 		}
 		rc.dst.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
 		_, err := rc.dst.Write(chunk)
 		rc.queued.Add(-int64(len(chunk)))
+		putChunk(chunk)
 		if err != nil {
 			rc.cutClient("it closed its end while being written to")
 		}
 	}
+	if rc.resetAfter {
+		rc.dst.SetLinger(0)
+	}
 	rc.dst.Close()
+}
+
+// chunks holds the relays' read buffers. A hostile stream moves hundreds of megabytes through
+// a relay in a few seconds; a new chunk for each read made the collector run about 50 times in
+// a 3 s run, and each collection (stretched on a starved machine: pauses of 50 ms and more)
+// held up the fault schedule's timer and Toxiproxy's calls (bench/fault-timeline.sh).
+var chunks = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// putChunk gives a written chunk's buffer back to chunks.
+func putChunk(c []byte) {
+	c = c[:cap(c)]
+	chunks.Put(&c)
+}
+
+// resetNotes carries a server's resets across Toxiproxy, from a proxy's server relay to its
+// client relay. Toxiproxy says nothing of which of its upstream connections serves which
+// client, so a reset is given to the next client connection that Toxiproxy ends within
+// resetPairing of it: the one it ended because of that reset, unless another of the proxy's
+// connections ended in the same moment.
+type resetNotes struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+// resetPairing is how long after a server's reset Toxiproxy's close of the client's
+// connection is taken for its consequence: Toxiproxy closes it at once, a starved machine
+// takes longer.
+const resetPairing = time.Second
+
+func (n *resetNotes) add() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.at = append(n.at, time.Now())
+}
+
+// take says whether a reset is waiting to be passed on, and takes it.
+func (n *resetNotes) take() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := time.Now()
+	for len(n.at) > 0 && now.Sub(n.at[0]) > resetPairing {
+		n.at = n.at[1:]
+	}
+	if len(n.at) == 0 {
+		return false
+	}
+	n.at = n.at[1:]
+	return true
 }
 
 // cutClient ends dst's connection and tells src that dst is done sending (a cut client: the

@@ -51,6 +51,7 @@ type Conduct struct {
 	n         [behaviours]atomic.Int64
 	responses atomic.Int64 // responses with a status line
 	gets      atomic.Int64 // GET responses
+	sizing    atomic.Bool  // an event over the cap is, or was, read on to learn its size
 	mu        sync.Mutex
 	first     [behaviours]string
 }
@@ -296,10 +297,18 @@ func sizeRest(body io.Reader, budget int64, deadline time.Duration) (int64, bool
 
 // hugeEvent names an event over maxEvent bytes by its size, read on (bounded, and within ctx's
 // deadline) from body: "an SSE event of 64.0 MiB" when its end came, "of at least …" where the
-// reading stopped.
+// reading stopped. Only the first such event of c is read on; the others are cut at the cap.
 func (c *Conduct) hugeEvent(ctx context.Context, err error, body io.Reader, maxEvent int, what string) error {
 	var te *TooLargeError
 	if !errors.As(err, &te) || body == nil {
+		return err
+	}
+	if c != nil && !c.sizing.CompareAndSwap(false, true) {
+		// Only the first such event of a client's conduct is read on to learn its size: the
+		// line that names the conduct shows the first, and reading every one on made a hostile
+		// server's streams move up to 64 MiB per stream and reconnect through Toxiproxy and
+		// the relays, whose copies and collections held up the fault schedule (issue 20).
+		c.note(HugeEvent, "%s: %s", what, te.sizeText())
 		return err
 	}
 	wait := sizeTime // and no longer than the request may take
@@ -309,7 +318,9 @@ func (c *Conduct) hugeEvent(ctx context.Context, err error, body io.Reader, maxE
 	rest, ended := sizeRest(body, sizeBudget, wait)
 	size := int64(maxEvent) + rest
 	te.Size, te.Ended = size, ended
-	c.note(HugeEvent, "%s: %s", what, te.sizeText())
+	if !c.note(HugeEvent, "%s: %s", what, te.sizeText()) && c != nil {
+		c.reword(HugeEvent, what+": "+te.sizeText()) // another was noted while this was read on
+	}
 	return err
 }
 

@@ -28,7 +28,7 @@ var hostileCauses = []struct {
 	{"status storm", "storm-500", "(a status storm)", "(a status storm)"},
 	{"off-site redirect", "redirect-off-origin", "redirect refused: to another origin", "redirect refused: to another origin"},
 	{"gzip bomb", "gzip-bomb", "the server sent a gzip body", "the server sent a gzip body"},
-	{"reset mid-event", "reset-mid-event", "in the middle of an SSE event", "reset the connection in the middle of an SSE event"},
+	{"reset mid-event", "reset-mid-event", "reset the connection in the middle of an SSE event", "reset the connection in the middle of an SSE event"},
 	{"garbage session id", "huge-session-id", "bad session id: 8192 bytes long", "bad session id: 8192 bytes long"},
 	{"chaotic event ids", "event-ids", "gave chaotic SSE event ids", "gave chaotic SSE event ids"},
 	{"huge retry:", "absurd-retry", "asked clients to wait an absurd time before reconnecting", "asked clients to wait an absurd time before reconnecting"},

@@ -27,15 +27,16 @@ import (
 type Server struct {
 	srv       *httptest.Server
 	elsewhere *httptest.Server
-	OffOrigin atomic.Int64 // requests a redirect off the origin would have sent elsewhere
-	sessions  atomic.Int64 // sessions begun on /one-session
+	OffOrigin atomic.Int64  // requests a redirect off the origin would have sent elsewhere
+	sessions  atomic.Int64  // sessions begun on /one-session
+	closing   chan struct{} // closed by Close: handlers that wait for nothing end
 }
 
 // protocol is the version the server answers initialize with.
 const protocol = "2025-11-25"
 
 // Behaviours that act only on GET: POSTs are served as a healthy server serves them.
-var getOnly = map[string]bool{"get-405": true, "get-409": true, "get-409-body-never-sent": true, "event-64mib": true, "gzip-stream": true}
+var getOnly = map[string]bool{"get-405": true, "get-409": true, "get-409-body-never-sent": true, "event-64mib": true, "gzip-stream": true, "quiet-stream": true}
 
 // answerSetup answers what a session is set up with, initialize, notifications and
 // tools/list, as a healthy server does, so that a run or inspect reaches the misbehaviour.
@@ -72,18 +73,29 @@ var beforeInit = map[string]bool{
 // New starts a hostile server, closed when the test ends.
 func New(t *testing.T) *Server {
 	t.Helper()
-	h := &Server{}
+	h := Start()
+	t.Cleanup(h.Close)
+	return h
+}
+
+// Start starts a hostile server on loopback outside a test (bench/fault-timeline.sh runs one
+// through cmd/hostile-server); Close stops it.
+func Start() *Server {
+	h := &Server{closing: make(chan struct{})}
 	h.elsewhere = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.OffOrigin.Add(1)
 	}))
-	t.Cleanup(h.elsewhere.Close)
 	gzipBomb() // built before any client waits for it
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
-	t.Cleanup(func() {
-		h.srv.CloseClientConnections()
-		h.srv.Close()
-	})
 	return h
+}
+
+// Close stops the server and cuts its connections.
+func (h *Server) Close() {
+	close(h.closing) // a handler whose request body is unread gets no cancellation from net/http
+	h.srv.CloseClientConnections()
+	h.srv.Close()
+	h.elsewhere.Close()
 }
 
 // URL is the address of one behaviour.
@@ -155,7 +167,10 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	case "never-answered", "never-answered-stream":
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-h.closing:
+		}
 	case "stalled-sse-reply": // a notification, then nothing
 		sse()
 		_, _ = io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n")
@@ -253,6 +268,18 @@ func (h *Server) serve(w http.ResponseWriter, r *http.Request) {
 		for n := 0; n < 64 && ctx.Err() == nil; n++ { // at most 64 GiB inflated, about 64 MB sent
 			if _, err := w.Write(gzipBomb()); err != nil {
 				return
+			}
+		}
+	case "quiet-stream": // not hostile: a GET stream of keepalive comments, a control for benchmarks
+		sse()
+		for n := 0; n < 600 && ctx.Err() == nil; n++ { // at most a minute
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
 			}
 		}
 	case "one-session": // one session (a run's preflight), then every initialize refused; calls served

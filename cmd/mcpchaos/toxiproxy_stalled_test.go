@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/faults/toxiproxytest"
+	"github.com/mcpchaos/mcpchaos/internal/hostile"
+)
+
+// If Toxiproxy cannot answer while a connection of the run's proxy is stalled, the run says
+// that Toxiproxy did not answer and names the stalled connection (its address, its proxy and
+// why it was cut), end to end (issue 20). The stall is a server that never reads an upload:
+// the test sends one straight to the relay between the toxiproxy-server and the server (the
+// proxy's upstream, as the server's API shows it), the relay cuts the server, and the test
+// then freezes the toxiproxy-server (SIGSTOP) before the run's first fault.
+func TestRunNamesTheStalledConnection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a run of about 10 s")
+	}
+	api, pid := frozenToxiproxy(t)
+	h := hostile.New(t)
+	dir := t.TempDir()
+	frozen := make(chan error, 1)
+	go func() { frozen <- stallThenFreeze(api, pid) }()
+	out := runCmd(t, dir, "run", filepath.Join("testdata", "toxiproxy-frozen.yaml"), "--target", h.URL("get-405"), "--toxiproxy", api,
+		"--progress", "off", "--out", filepath.Join(dir, "r.json"))
+	if err := <-frozen; err != nil {
+		t.Fatalf("the test could not stall a connection and freeze Toxiproxy: %v", err)
+	}
+	_ = syscall.Kill(pid, syscall.SIGCONT)
+	for _, want := range []string{"fault cut: abandoned: Toxiproxy did not answer in time", "stalled connections: 127.0.0.1:", "'s server, cut: it left"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run does not say %q", want)
+		}
+	}
+	if !strings.Contains(out, "mcpchaos:") {
+		t.Errorf("the run ended without an error")
+	}
+}
+
+// frozenToxiproxy starts a toxiproxy-server on loopback for the test (continued and killed,
+// by its PID, when the test ends) and returns its API's URL and its PID.
+func frozenToxiproxy(t *testing.T) (string, int) {
+	bin, err := toxiproxytest.Binary()
+	if err != nil {
+		t.Skip(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", port)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(pid, syscall.SIGCONT) // our own child, by its PID
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	api := "http://127.0.0.1:" + port
+	for i := 0; i < 500; i++ {
+		if _, err := toxiproxyProxies(api); err == nil {
+			return api, pid
+		}
+		time.Sleep(20 * time.Millisecond) // a bounded poll for the server's readiness
+	}
+	t.Fatalf("the toxiproxy-server on %s never answered", api)
+	return "", 0
+}
+
+// toxiproxyProxies is the upstream of each proxy on the server at api.
+func toxiproxyProxies(api string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, api+"/proxies", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]struct{ Upstream string }
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m); err != nil {
+		return nil, err
+	}
+	up := map[string]string{}
+	for name, p := range m {
+		up[name] = p.Upstream
+	}
+	return up, nil
+}
+
+// stallThenFreeze waits (bounded) for the run's first proxy, uploads to its upstream (the
+// relay in front of the server) a body the server never reads, until the relay cuts the
+// server and ends the upload's connection, then freezes the toxiproxy-server.
+func stallThenFreeze(api string, pid int) error {
+	var upstream string
+	for i := 0; upstream == "" && i < 1000; i++ {
+		ps, _ := toxiproxyProxies(api)
+		for _, u := range ps {
+			upstream = u
+		}
+		if upstream == "" {
+			time.Sleep(10 * time.Millisecond) // a bounded poll for the run's proxies
+		}
+	}
+	if upstream == "" {
+		return fmt.Errorf("no proxy appeared on %s", api)
+	}
+	c, err := net.DialTimeout("tcp", upstream, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second)) // a bound: the cut comes at once
+	const size = 32 << 20                               // past the relay's queue and the kernel's buffers
+	go func() {
+		fmt.Fprintf(c, "POST /never-answered HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
+		_, _ = io.Copy(c, io.LimitReader(neverJSON{}, size))
+	}()
+	// The relay ends what it sends back once it has cut the server; a server that answered
+	// would be a failure of the hostile server, not a cut.
+	b, err := io.ReadAll(c)
+	if err != nil || len(b) > 0 {
+		return fmt.Errorf("the upload's connection ended with %q, %v; want an end without an answer (the relay's cut)", b, err)
+	}
+	return syscall.Kill(pid, syscall.SIGSTOP)
+}
+
+// neverJSON is an endless body of bytes that are not JSON.
+type neverJSON struct{}
+
+func (neverJSON) Read(p []byte) (int, error) {
+	copy(p, bytes.Repeat([]byte("x"), len(p)))
+	return len(p), nil
+}
