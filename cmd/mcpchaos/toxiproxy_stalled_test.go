@@ -64,8 +64,14 @@ func frozenToxiproxy(t *testing.T) (string, int) {
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	l.Close()
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", port)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for i := 0; ; i++ { // busy (ETXTBSY) or missing while another job re-installs it: retry
+		if err = cmd.Start(); err == nil {
+			break
+		} else if i == 50 {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cmd = exec.Command(bin, "-host", "127.0.0.1", "-port", port)
 	}
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {
@@ -105,22 +111,31 @@ func toxiproxyProxies(api string) (map[string]string, error) {
 	return up, nil
 }
 
-// stallThenFreeze waits (bounded) for the run's first proxy, uploads to its upstream (the
-// relay in front of the server) a body the server never reads, until the relay cuts the
-// server and ends the upload's connection, then freezes the toxiproxy-server.
-func stallThenFreeze(api string, pid int) error {
-	var upstream string
-	for i := 0; upstream == "" && i < 1000; i++ {
+// groupProxy waits (bounded) for the run's group proxy (named *-probe) and returns its upstream.
+// The run makes it last of all it asks Toxiproxy before its clock starts, so a server frozen
+// once it exists is frozen before the first fault and after every step of the set-up. Not the
+// first proxy seen: that can be the scratch proxy the run checks its faults on, and a server
+// frozen then leaves the set-up waiting on the Toxiproxy client's 30 s timeouts.
+func groupProxy(api string) (string, error) {
+	for i := 0; i < 3000; i++ {
 		ps, _ := toxiproxyProxies(api)
-		for _, u := range ps {
-			upstream = u
+		for name, up := range ps {
+			if strings.HasSuffix(name, "-probe") {
+				return up, nil
+			}
 		}
-		if upstream == "" {
-			time.Sleep(10 * time.Millisecond) // a bounded poll for the run's proxies
-		}
+		time.Sleep(10 * time.Millisecond) // a bounded poll for the run's proxies
 	}
-	if upstream == "" {
-		return fmt.Errorf("no proxy appeared on %s", api)
+	return "", fmt.Errorf("no group proxy appeared on %s", api)
+}
+
+// stallThenFreeze waits for the run's group proxy, uploads to its upstream (the relay in front
+// of the server) a body the server never reads, until the relay cuts the server and ends the
+// upload's connection, then freezes the toxiproxy-server.
+func stallThenFreeze(api string, pid int) error {
+	upstream, err := groupProxy(api)
+	if err != nil {
+		return err
 	}
 	c, err := net.DialTimeout("tcp", upstream, 5*time.Second)
 	if err != nil {
