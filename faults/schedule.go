@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -124,16 +125,22 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 	timer := time.NewTimer(time.Hour)
 	timer.Stop() // armed per step below; since Go 1.23 a stopped timer delivers nothing stale
 	defer timer.Stop()
-	for _, s := range steps {
+	for i := 0; i < len(steps); i++ {
+		s := steps[i]
 		if !s.add && !slices.Contains(inForce, applied{s.proxy, s.fault.Name}) {
 			continue // its add failed; nothing to remove
 		}
-		due := s.at
-		if t, ok := addedAt[applied{s.proxy, s.fault.Name}]; ok && !s.add && t+s.dur > due {
+		if t, ok := addedAt[applied{s.proxy, s.fault.Name}]; ok && !s.add && t+s.dur > s.at {
 			// Added late (a stalled runner, a slow injector): the fault still gets its For,
-			// or a run stalled past the window would apply a fault for no time at all.
-			due = t + s.dur
+			// or a run stalled past the window would apply a fault for no time at all. The
+			// removal goes back into the plan at its new time, so that it holds back no step
+			// planned before it.
+			s.at, s.dur = t+s.dur, 0
+			j := i + 1 + sort.Search(len(steps)-i-1, func(k int) bool { return steps[i+1+k].at > s.at })
+			steps = slices.Insert(steps, j, s)
+			continue
 		}
+		due := s.at
 		if wait := time.Until(start.Add(due)); wait > 0 {
 			timer.Reset(wait)
 			select {
