@@ -9,11 +9,16 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
 )
 
 // The command line is the tool's contract, so it is tested as scripts: the command, its exit
 // status, what it prints (testdata/script/*.txtar).
 func TestMain(m *testing.M) {
+	// The tests that run the command in this process, not through main: embedded Toxiproxy's
+	// bandwidth toxic logs through zerolog's global logger, which main silences.
+	zlog.Logger = zerolog.Nop()
 	testscript.Main(m, map[string]func(){"mcpchaos": main})
 }
 
