@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -36,7 +35,6 @@ type step struct {
 	fault Toxic
 	proxy string
 	add   bool
-	dur   time.Duration // a removal's For: it comes no sooner than this after the add did
 }
 
 type applied struct{ proxy, fault string }
@@ -52,8 +50,7 @@ const CallBound = 5 * time.Second
 var ErrAbandoned = errors.New("abandoned: Toxiproxy did not answer in time (a connection's toxic chain could not be paused)")
 
 // RunSchedule applies sched relative to start: it adds each fault at start+At
-// on each of its proxies and removes it at start+At+For, or For after the add
-// if the add came late (never a shorter window than For). It returns once every
+// on each of its proxies and removes it at start+At+For. It returns once every
 // fault with a window has been removed and none without one is in force, or
 // when ctx ends; either way, every fault it added and has not yet removed is
 // removed before it returns (with ctx's values but not its cancellation).
@@ -77,7 +74,6 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		onChange = func(Change) {}
 	}
 	var inForce []applied // in the order added
-	addedAt := map[applied]time.Duration{}
 	wedged := false
 	apply := func(ctx context.Context, s step) {
 		err := ErrAbandoned
@@ -102,9 +98,6 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 			firstErr = err
 		}
 		a := applied{s.proxy, s.fault.Name}
-		if s.add && err == nil {
-			addedAt[a] = time.Since(start)
-		}
 		if s.add && (err == nil || errors.Is(err, ErrAbandoned)) {
 			// An abandoned add may yet take effect; keep it, so the cleanup reports it.
 			inForce = append(inForce, a)
@@ -125,23 +118,11 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 	timer := time.NewTimer(time.Hour)
 	timer.Stop() // armed per step below; since Go 1.23 a stopped timer delivers nothing stale
 	defer timer.Stop()
-	for i := 0; i < len(steps); i++ {
-		s := steps[i]
+	for _, s := range steps {
 		if !s.add && !slices.Contains(inForce, applied{s.proxy, s.fault.Name}) {
 			continue // its add failed; nothing to remove
 		}
-		if t, ok := addedAt[applied{s.proxy, s.fault.Name}]; ok && !s.add && t+s.dur > s.at {
-			// Added late (a stalled runner, a slow injector): the fault still gets its For,
-			// or a run stalled past the window would apply a fault for no time at all. The
-			// removal goes back into the plan at its new time, so that it holds back no step
-			// planned before it.
-			s.at, s.dur = t+s.dur, 0
-			j := i + 1 + sort.Search(len(steps)-i-1, func(k int) bool { return steps[i+1+k].at > s.at })
-			steps = slices.Insert(steps, j, s)
-			continue
-		}
-		due := s.at
-		if wait := time.Until(start.Add(due)); wait > 0 {
+		if wait := time.Until(start.Add(s.at)); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
@@ -207,7 +188,7 @@ func plan(sched []Scheduled) ([]step, error) {
 			names[applied{p, f.Name}] = true
 			steps = append(steps, step{at: sc.At, fault: f, proxy: p, add: true})
 			if sc.For > 0 {
-				steps = append(steps, step{at: sc.At + sc.For, fault: f, proxy: p, dur: sc.For})
+				steps = append(steps, step{at: sc.At + sc.For, fault: f, proxy: p})
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -338,74 +337,6 @@ func TestRunScheduleAbandonsAStuckCall(t *testing.T) {
 			if c.At != w.at || c.Fault != w.fault || c.Added != w.added || !errors.Is(c.Err, ErrAbandoned) {
 				t.Errorf("change %d: %+v, want %+v abandoned", i, c, w)
 			}
-		}
-	})
-}
-
-// slowAdd is an injector whose adds take a while (a stalled runner, a busy toxiproxy-server).
-type slowAdd struct {
-	recorder
-	took time.Duration
-	only string // the proxy whose adds are slow ("": every proxy's)
-}
-
-func (s *slowAdd) AddToxic(ctx context.Context, proxy string, t Toxic) error {
-	if s.only == "" || s.only == proxy {
-		time.Sleep(s.took)
-	}
-	return s.recorder.AddToxic(ctx, proxy, t)
-}
-
-// A fault added late still gets its whole window: its removal comes For after the add, not at
-// the planned At+For (which a stall past the window would make an instant after the add).
-func TestRunScheduleLateAddKeepsItsWindow(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		inj := &slowAdd{recorder: *newRecorder(), took: 500 * time.Millisecond}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		changes, result := run(ctx, inj, []Scheduled{
-			{Fault: fault("drop"), Proxies: []string{"g1"}, At: 100 * time.Millisecond, For: 200 * time.Millisecond},
-		})
-		add, rm := next(t, changes), next(t, changes)
-		if !add.Added || add.At != 600*time.Millisecond || rm.Added || rm.Err != nil {
-			t.Fatalf("changes %+v, %+v", add, rm)
-		}
-		if rm.At != add.At+200*time.Millisecond {
-			t.Errorf("removed at %v, added at %v: want its 200ms window after the add", rm.At, add.At)
-		}
-		if err := <-result; err != nil {
-			t.Fatalf("RunSchedule = %v", err)
-		}
-	})
-}
-
-// A late fault's removal, pushed past its planned time, holds back no other step: a fault
-// planned in between is still applied on time.
-func TestRunScheduleLateRemovalHoldsNothingBack(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		inj := &slowAdd{recorder: *newRecorder(), took: 500 * time.Millisecond, only: "g1"}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		changes, result := run(ctx, inj, []Scheduled{
-			{Fault: fault("drop"), Proxies: []string{"g1"}, At: 100 * time.Millisecond, For: 200 * time.Millisecond},
-			{Fault: fault("lat"), Proxies: []string{"g2"}, At: 700 * time.Millisecond, For: time.Second},
-		})
-		got := map[string]Change{}
-		for range 4 {
-			c := next(t, changes)
-			got[fmt.Sprintf("%s %t", c.Fault, c.Added)] = c
-		}
-		if c := got["drop true"]; c.At != 600*time.Millisecond {
-			t.Errorf("drop added at %v, want 600ms (its add took 500ms)", c.At)
-		}
-		if c := got["drop false"]; c.At != 800*time.Millisecond {
-			t.Errorf("drop removed at %v, want 800ms (its window after the late add)", c.At)
-		}
-		if c := got["lat true"]; c.At != 700*time.Millisecond {
-			t.Errorf("lat added at %v, want 700ms as planned: the late removal held it back", c.At)
-		}
-		if err := <-result; err != nil {
-			t.Fatalf("RunSchedule = %v", err)
 		}
 	})
 }
