@@ -68,7 +68,11 @@ setsid bash -c "$(declare -f one say); OUT='$OUT' REPO='$REPO' REV='$REV'; n=0; 
 GROUPS_+=($!)
 pass=0
 for n in $(seq 1 "$RUNS"); do
-  one measured "$n" "$CMD" && pass=$((pass + 1))
+  # in its own process group, waited for with `wait`, so that a signal is handled at once (bash
+  # runs a trap only after a foreground command ends) and ends the whole run by its group
+  setsid bash -c "$(declare -f one say); OUT='$OUT' REPO='$REPO' REV='$REV'; one measured $n '$CMD'" &
+  GROUPS_+=($!)
+  wait $! && pass=$((pass + 1))
 done
 say "measured: $pass of $RUNS passed ('$CMD', beside a second clone's suite loop and two CPU hogs)"
 [ "$pass" = "$RUNS" ]
