@@ -32,6 +32,9 @@ ci) CMD=${CMD:-'CI=true bash .ci/run'} ;;
 *) echo "usage: $0 [RUNS] [test|ci]" >&2; exit 2 ;;
 esac
 BGCMD=${BGCMD:-'go test -race ./...'} # CMD and BGCMD may be set to try the script itself quickly
+# Every run runs every test: clones of one commit share the Go build cache, and go test would
+# otherwise answer a later run's packages from an earlier run's results ("(cached)").
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"
 PIDS=()
 GROUPS_=()
 cleanup() {
