@@ -40,13 +40,7 @@ func descriptorsFit(w *workloads.Workload, procs int, limit uint64) error {
 	if w.Toxiproxy != "" {
 		each = fdsPerOwnSession
 	}
-	share := func(n int) uint64 {
-		total := 0
-		for _, g := range w.Groups {
-			total += (max(g.Clients, 0) + n - 1) / n
-		}
-		return uint64(total*each + fdsSpare)
-	}
+	share := func(n int) uint64 { return uint64(w.ClientsPerProcess(n)*each + fdsSpare) }
 	need := share(procs)
 	if need <= limit {
 		return nil

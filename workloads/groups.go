@@ -74,13 +74,7 @@ func (w *Workload) CheckClientsPerProcess() error { return w.CheckClientsInProce
 // at most MaxClientsPerProcess clients; shard 0 has the largest share. Refused, it names the
 // smallest number of processes that would do, so that validate and run say the same.
 func (w *Workload) CheckClientsInProcesses(n int) error {
-	share := func(n int) int {
-		total := 0
-		for _, g := range w.Groups {
-			total += (max(g.Clients, 0) + n - 1) / n
-		}
-		return total
-	}
+	share := w.ClientsPerProcess
 	if share(max(n, 1)) <= MaxClientsPerProcess {
 		return nil
 	}
@@ -94,6 +88,17 @@ func (w *Workload) CheckClientsInProcesses(n int) error {
 	}
 	return fmt.Errorf("workload %s: with --procs %d a process would run %d clients, more than %d; use --procs %d or more, or --shard INDEX/COUNT on several machines",
 		w.Name, n, share(n), MaxClientsPerProcess, need)
+}
+
+// ClientsPerProcess is how many clients the largest of n shard processes runs (shard 0: each
+// group's clients split as evenly as they go, the remainder first).
+func (w *Workload) ClientsPerProcess(n int) int {
+	n = max(n, 1)
+	total := 0
+	for _, g := range w.Groups {
+		total += (max(g.Clients, 0) + n - 1) / n
+	}
+	return total
 }
 
 // Clients is how many clients w runs, over all its groups: the one sum of a workload's groups.
