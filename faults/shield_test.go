@@ -40,14 +40,7 @@ func hugeEvent(t *testing.T) string {
 
 // gzipBomb serves a gzip body that inflates to 256 MiB (about 250 KB on the wire), again and again.
 func gzipBomb(t *testing.T) string {
-	var b bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
-	zero := make([]byte, 1<<20)
-	for range 256 {
-		zw.Write(zero)
-	}
-	zw.Close()
-	body := b.Bytes()
+	body := bombBody()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Content-Encoding", "gzip")
@@ -59,6 +52,17 @@ func gzipBomb(t *testing.T) string {
 	})
 	return loopback.Serve(t, h, nil)
 }
+
+// bombBody is 256 gzip members of 1 MiB of zeros each (a gzip stream may hold many), built
+// once: compressing the 256 MiB for each subtest took a minute of CPU under the race detector
+// on a busy machine, which slowed this package and starved whatever ran beside it.
+var bombBody = sync.OnceValue(func() []byte {
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zw.Write(make([]byte, 1<<20))
+	zw.Close()
+	return bytes.Repeat(b.Bytes(), 256)
+})
 
 // hostileClients open, against listen, the clients that stall a toxic chain: one that reads
 // nothing, one that reads a little and closes while the server still writes (again and again),
