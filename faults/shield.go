@@ -20,25 +20,31 @@ import (
 // stream stalled (issue 20: faults abandoned, "a connection's toxic chain could not be paused").
 //
 // Shield keeps Toxiproxy's writer off that path: a relay on loopback stands in front of each
-// proxy and reads whatever Toxiproxy sends at once, queueing up to ShieldBuffer bytes per
-// connection for the client. A client that lets the queue fill, or goes away, is cut by the
-// relay itself (its connection closed, Toxiproxy's told the client is done), and the relay
+// proxy. Between Toxiproxy's calls it passes the client's pace on (it stops reading once
+// pressureMark bytes wait for the client, as a plain TCP path would), and for the length of
+// each call it reads whatever Toxiproxy sends at once, queueing up to ShieldBuffer bytes per
+// connection for the client: a client that lets the queue fill then, or goes away, is cut by
+// the relay itself (its connection closed, Toxiproxy's told the client is done), and the relay
 // keeps reading and discarding what Toxiproxy still sends, so no toxic ever waits on it.
-// A "down" fault closes the relay's listener too, so that a client still finds the port
-// refusing connections; a reset (reset_peer) is passed on as a reset.
+// Passing the pace on matters: a relay that read everything at once moved a hostile server's
+// hundreds of megabytes a second into a queue, and cut any client that fell 1 MiB behind,
+// mcpchaos's own clients included (reading an event over the cap to learn its size: issue 20).
 //
-// The other direction has the same trap: Toxiproxy's upstream chain writes what clients send
-// to the server, and a server that stops reading (a stalled upload: it never reads a request
-// body) blocks that writer just the same. So where Toxiproxy runs on this machine (embedded,
-// or a toxiproxy-server on loopback: only then can it reach a relay of ours), a second relay
-// stands between Toxiproxy and the server, reading what Toxiproxy sends at once and queueing
-// up to ShieldBuffer bytes for the server; a server that lets it fill is cut (its connection
-// closed, Toxiproxy's side told the server is done, and read to its end). HTTP clients do not
-// half-close, so an end of what Toxiproxy sends ends the server's connection once its queue
-// is written.
-
+// A "down" fault is the relay's alone: it closes its listener, so that a client finds the
+// port refusing connections, and ends every connection as a cut does, Toxiproxy's side told
+// the client is done and read to its end. Toxiproxy's own way (stopping the proxy) closed its
+// connections under its toxic chains: a chain whose writer fails stops with a chunk in hand,
+// and until its link is gone (which needs the lock the next change holds) that change waits
+// on it for ever (the schedule's call abandoned: "adding fault slow2" after a restart, seen
+// under load); a chain that ends by its reader's end of input closes stage by stage instead.
+// A reset (reset_peer) is passed on as a reset.
 // ShieldBuffer bounds what a relay holds for one client that is not reading.
 const ShieldBuffer = 1 << 20
+
+// pressureMark is how much a relay queues for a client before it stops reading from Toxiproxy
+// (between calls); the rest of ShieldBuffer is room for what a call makes Toxiproxy hand on
+// (a toxic's chunk in hand, a removed toxic's buffer) before the client is cut.
+const pressureMark = ShieldBuffer / 4
 
 // Shielded is an Injector whose proxies sit behind relays (see Shield).
 type Shielded struct {
@@ -118,29 +124,48 @@ func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string,
 	return r.addr, nil
 }
 
-// AddToxic implements Injector; a "down" fault also closes the relay's listener and cuts its
-// connections.
+// AddToxic implements Injector. A "down" fault is the relay's alone (see Shield); any other
+// is Toxiproxy's, added while the proxy's relays read at once (see during).
 func (s *Shielded) AddToxic(ctx context.Context, proxy string, t Toxic) error {
-	if err := s.Injector.AddToxic(ctx, proxy, t); err != nil {
-		return err
-	}
 	if r := s.relay(proxy); r != nil && t.Type == TypeDown {
-		r.setDown(t.Name)
+		if _, err := t.check(ctx, proxy); err != nil {
+			return err
+		}
+		return r.setDown(t.Name)
 	}
-	return nil
+	return s.during(proxy, func() error { return s.Injector.AddToxic(ctx, proxy, t) })
 }
 
 // RemoveToxic implements Injector; ending a "down" fault listens again on the relay's address.
 func (s *Shielded) RemoveToxic(ctx context.Context, proxy, name string) error {
-	if err := s.Injector.RemoveToxic(ctx, proxy, name); err != nil {
-		return err
-	}
 	if r := s.relay(proxy); r != nil && r.isDown(name) {
 		if err := r.listen(r.addr); err != nil {
 			return fmt.Errorf("faults: proxy %s: end fault %s: relay: listen again on %s: %w", proxy, name, r.addr, err)
 		}
+		return nil
 	}
-	return nil
+	return s.during(proxy, func() error { return s.Injector.RemoveToxic(ctx, proxy, name) })
+}
+
+// during runs call (a change of proxy's toxics, which pauses its chains) with the proxy's
+// relays reading at once, so that no chain waits on a client's (or a server's) pace.
+func (s *Shielded) during(proxy string, call func() error) error {
+	s.mu.Lock()
+	rs := []*relay{s.relays[proxy], s.servers[proxy]}
+	s.mu.Unlock()
+	for _, r := range rs {
+		if r != nil {
+			r.drain(1)
+		}
+	}
+	defer func() {
+		for _, r := range rs {
+			if r != nil {
+				r.drain(-1)
+			}
+		}
+	}()
+	return call()
 }
 
 // Close implements Injector: the relays, then the proxies.
@@ -190,6 +215,8 @@ type relay struct {
 	cuts        *atomic.Int64
 	resets      *resetNotes // shared by a proxy's two relays; nil without a server relay
 
+	draining atomic.Int32 // Toxiproxy calls under way on the proxy: read at once (see during)
+
 	mu     sync.Mutex
 	addr   string
 	ln     net.Listener
@@ -197,6 +224,18 @@ type relay struct {
 	closed bool
 	conns  map[*relayConn]bool
 	recent []string // the last connections cut, for an error that must say what stalled
+}
+
+// drain counts a call of Toxiproxy's in (+1) or out (-1); a call's start wakes every reader
+// waiting for its client to take what it queued.
+func (r *relay) drain(delta int32) {
+	if r.draining.Add(delta) > 0 && delta > 0 {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for rc := range r.conns {
+			rc.wake()
+		}
+	}
 }
 
 func (r *relay) listen(addr string) error {
@@ -226,17 +265,22 @@ func (r *relay) accept(ln net.Listener) {
 	}
 }
 
-func (r *relay) setDown(name string) {
+// setDown closes the listener and ends every connection as a cut does (see Shield).
+func (r *relay) setDown(name string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.down != "" {
+		return fmt.Errorf("faults: proxy %s: fault %s: proxy already down by fault %s", r.name, name, r.down)
+	}
 	r.down = name
 	if r.ln != nil {
 		r.ln.Close()
 		r.ln = nil
 	}
 	for rc := range r.conns {
-		rc.closeBoth()
+		rc.end()
 	}
+	return nil
 }
 
 func (r *relay) isDown(name string) bool {
@@ -298,6 +342,7 @@ type relayConn struct {
 	queued   atomic.Int64
 	cutOnce  sync.Once
 	cut      atomic.Bool
+	room     chan struct{} // a token when the queue shrank, a drain began or the connection ended
 	// resetAfter: dst is reset once its queue is written, not closed (set by read before it
 	// closes the queue, read by write after the queue is closed)
 	resetAfter bool
@@ -311,15 +356,18 @@ func (r *relay) serve(accepted *net.TCPConn) {
 		accepted.Close()
 		return
 	}
-	rc := &relayConn{r: r, src: dc.(*net.TCPConn), dst: accepted, queue: make(chan []byte, 256)}
+	rc := &relayConn{r: r, src: dc.(*net.TCPConn), dst: accepted, queue: make(chan []byte, 256), room: make(chan struct{}, 1)}
 	if r.server {
 		rc.src, rc.dst = accepted, dc.(*net.TCPConn)
 	}
 	r.mu.Lock()
-	if r.closed || r.ln == nil {
+	if r.closed {
 		r.mu.Unlock()
 		rc.closeBoth()
 		return
+	}
+	if r.ln == nil { // down since it was accepted: Toxiproxy's side is ended gracefully too
+		rc.end()
 	}
 	r.conns[rc] = true
 	r.mu.Unlock()
@@ -354,14 +402,16 @@ func (rc *relayConn) back() {
 	}
 }
 
-// read takes whatever src sends at once, queueing it for dst; it never blocks on dst. A dst
-// that lets ShieldBuffer bytes pile up is cut; what comes after a cut is read and dropped
-// until src ends the connection.
+// read takes what src sends and queues it for dst. Between Toxiproxy's calls it waits while
+// pressureMark bytes are queued (the client's pace is passed on); during a call it reads at
+// once, and a dst that lets ShieldBuffer bytes pile up is cut. What comes after a cut is read
+// and dropped until src ends the connection.
 func (rc *relayConn) read() {
 	defer close(rc.queue)
 	buf := chunks.Get().(*[]byte)
 	defer func() { chunks.Put(buf) }()
 	for {
+		rc.waitRoom()
 		n, err := rc.src.Read(*buf)
 		if n > 0 && !rc.cut.Load() {
 			if rc.queued.Load()+int64(n) > ShieldBuffer {
@@ -392,6 +442,22 @@ func (rc *relayConn) read() {
 	}
 }
 
+// waitRoom waits, between Toxiproxy's calls, until dst has taken enough of the queue.
+func (rc *relayConn) waitRoom() {
+	for !rc.cut.Load() && rc.r.draining.Load() == 0 &&
+		(rc.queued.Load() >= pressureMark || len(rc.queue) >= cap(rc.queue)/2) {
+		<-rc.room
+	}
+}
+
+// wake lets a reader waiting in waitRoom look again.
+func (rc *relayConn) wake() {
+	select {
+	case rc.room <- struct{}{}:
+	default:
+	}
+}
+
 // write gives dst what read queued, then ends its connection as src ended.
 func (rc *relayConn) write() {
 	for chunk := range rc.queue {
@@ -404,6 +470,7 @@ func (rc *relayConn) write() {
 		_, err := rc.dst.Write(chunk)
 		rc.queued.Add(-int64(len(chunk)))
 		putChunk(chunk)
+		rc.wake()
 		if err != nil {
 			rc.cutClient("it closed its end while being written to")
 		}
@@ -462,19 +529,30 @@ func (n *resetNotes) take() bool {
 	return true
 }
 
-// cutClient ends dst's connection and tells src that dst is done sending (a cut client: the
-// server's response ends; a cut server: the client's reply ends); src is read to its end by
-// read.
+// cutClient ends dst's connection (see end), counted and named as a cut.
 func (rc *relayConn) cutClient(why string) {
 	rc.cutOnce.Do(func() {
-		rc.cut.Store(true)
 		rc.r.noteCut(rc.dst.RemoteAddr(), why)
-		rc.dst.Close()
-		rc.src.CloseWrite()
+		rc.stop()
 	})
 }
 
+// end ends dst's connection as cutClient does, without counting it as a cut (a "down" fault).
+func (rc *relayConn) end() { rc.cutOnce.Do(rc.stop) }
+
+// stop closes dst and tells src that dst is done sending (a cut client: the server's response
+// ends; a cut server: the client's reply ends); src is read to its end by read, so that
+// Toxiproxy's chains end by their input's end, stage by stage, never on a failed write.
+func (rc *relayConn) stop() {
+	rc.cut.Store(true)
+	rc.dst.Close()
+	rc.src.CloseWrite()
+	rc.wake()
+}
+
 func (rc *relayConn) closeBoth() {
+	rc.cut.Store(true)
 	rc.dst.Close()
 	rc.src.Close()
+	rc.wake()
 }

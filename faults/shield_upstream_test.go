@@ -92,12 +92,17 @@ func TestShieldKeepsTheScheduleOnTimeAgainstAStalledUpload(t *testing.T) {
 	wg := uploaders(t, listen, 3, stop)
 	defer wg.Wait()
 	defer close(stop)
-	// The uploads have filled the server's side before the first fault: wait for a cut.
-	for i := 0; inj.Cuts() == 0 && i < 500; i++ {
-		time.Sleep(10 * time.Millisecond) // polling a counter, bounded, not synchronising
+	// The uploads have filled the server's side before the first fault: wait for the relay to
+	// hold what the server does not read (it is cut at the first change, when the relay reads
+	// at once).
+	for i := 0; len(inj.Stalled("p")) == 0 && i < 500; i++ {
+		time.Sleep(10 * time.Millisecond) // polling the relay's queue, bounded, not synchronising
 	}
-	if inj.Cuts() == 0 {
-		t.Fatalf("no server connection was cut for not reading 3 uploads")
+	if len(inj.Stalled("p")) == 0 {
+		t.Fatalf("the relay holds nothing the server left unread after 3 uploads")
 	}
 	scheduleOnTime(t, inj, Upstream)
+	if inj.Cuts() == 0 {
+		t.Errorf("no server connection was cut for not reading 3 uploads")
+	}
 }
