@@ -531,10 +531,14 @@ func (n *resetNotes) take() bool {
 
 // cutClient ends dst's connection (see end), counted and named as a cut.
 func (rc *relayConn) cutClient(why string) {
+	first := false
 	rc.cutOnce.Do(func() {
-		rc.r.noteCut(rc.dst.RemoteAddr(), why)
+		first = true
 		rc.stop()
 	})
+	if first { // outside the once: setDown holds the relay's lock while it ends connections
+		rc.r.noteCut(rc.dst.RemoteAddr(), why)
+	}
 }
 
 // end ends dst's connection as cutClient does, without counting it as a cut (a "down" fault).

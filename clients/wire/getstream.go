@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -22,7 +23,8 @@ type Stream struct {
 	encoding string
 	cancel   context.CancelFunc
 	retry    atomic.Int64
-	conduct  *Conduct // the server's conduct record (conduct.go)
+	conduct  *Conduct    // the server's conduct record (conduct.go)
+	handed   atomic.Bool // the body belongs to the conduct's sizer (Classify)
 }
 
 // OpenStream sends the GET for the session's standalone stream, with Last-Event-ID when cursor
@@ -89,8 +91,16 @@ func (st *Stream) Events(maxEvent int) iter.Seq2[Event, error] {
 // Retry is the last `retry:` value the server sent on this stream, in ms, or -1.
 func (st *Stream) Retry() int64 { return st.retry.Load() }
 
-// Close ends the stream.
+// Close ends the stream, unless the body was handed to the conduct's sizer (Classify), which
+// ends it when it is done.
 func (st *Stream) Close() {
+	if st.handed.Load() {
+		return
+	}
+	st.release()
+}
+
+func (st *Stream) release() {
 	st.cancel()
 	if st.body != nil {
 		st.body.Close()
@@ -98,7 +108,16 @@ func (st *Stream) Close() {
 }
 
 // Classify names the error of a read of st as ClassifyRead does, saying of an event over its
-// cap that it came compressed, if it did.
+// cap that it came compressed, if it did. The first such event of the conduct is read on in
+// the background to learn its size (Conduct.sizeAfter), which then owns the stream's body.
 func (st *Stream) Classify(err error, maxEvent int) error {
-	return encodingNamed(st.conduct.classifyRead(context.Background(), err, st.body, maxEvent, "GET stream"+st.encoding), st.encoding)
+	what := "GET stream" + st.encoding
+	err = ClassifyRead(err, maxEvent)
+	if te := (*TooLargeError)(nil); errors.As(err, &te) {
+		st.conduct.note(HugeEvent, "%s: %s", what, (&TooLargeError{Size: int64(maxEvent)}).sizeText())
+		if !st.handed.Load() && st.conduct.sizeAfter(st.body, st.release, maxEvent, what) {
+			st.handed.Store(true)
+		}
+	}
+	return encodingNamed(st.conduct.midEvent(err, what), st.encoding)
 }
