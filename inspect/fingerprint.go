@@ -71,6 +71,10 @@ type Fingerprint struct {
 	// StreamCutMS is when inspect itself stopped reading the watched stream, because an event
 	// passed its cap (the server did not close it: an event too large to read did).
 	StreamCutMS *int64 `json:"stream_cut_ms,omitempty"`
+	// KeepaliveSessionsDied counts the watched sessions that died of the declared TTL while
+	// their stream was watched, though inspect pinged them (its pings came late: a loaded
+	// machine or server). When every watch ended so, the keepalive is unknown, not absent.
+	KeepaliveSessionsDied int `json:"keepalive_sessions_died,omitempty"`
 	// ServerRequests counts the requests the server sent inspect, by method; each was
 	// answered (ping and roots/list served, the rest refused with an error).
 	ServerRequests map[string]int `json:"server_requests,omitempty"`

@@ -44,7 +44,14 @@ const watchTries = 2
 // a declared TTL it pings the session on POST meanwhile, so that what is watched is the
 // stream, not the TTL. A stream the server ends is reported closed at that time.
 func (in *inspector) watchKeepalive(ctx context.Context, s *wire.Session) {
-	for try := 1; in.watchStream(ctx, s) && try < watchTries && ctx.Err() == nil; try++ {
+	for try := 1; in.watchStream(ctx, s) && ctx.Err() == nil; try++ {
+		in.mu.Lock()
+		in.fp.KeepaliveSessionsDied++
+		in.mu.Unlock()
+		if try == watchTries {
+			in.note("keepalive watch: each of the %d sessions watched died of the TTL while watched, though pinged every third of it (the pings came late: a loaded machine or server); the keepalive is unknown", watchTries)
+			return
+		}
 		var err error
 		if s, err = in.open(ctx); err != nil {
 			in.note("keepalive watch: %v", err)
@@ -89,6 +96,9 @@ func (in *inspector) watchStream(ctx context.Context, s *wire.Session) (died boo
 			}
 			seen = append(seen, a)
 		case <-timer.C:
+			if len(seen) == 0 && in.diedOfTTL(ctx, s) {
+				return true // the session died while watched: its stream told nothing
+			}
 			in.keepaliveSeen(opened, seen, nil)
 			return false
 		}

@@ -107,6 +107,8 @@ func keepaliveText(fp *Fingerprint) string {
 	switch {
 	case fp.StreamKeepaliveMS != nil:
 		return fmtMS(*fp.StreamKeepaliveMS) + " (" + fp.KeepaliveKind + ")"
+	case fp.KeepaliveWatchedMS == 0 && fp.KeepaliveSessionsDied > 0:
+		return fmt.Sprintf("unknown: the %d sessions watched died of the TTL while watched (inspect's pings came late)", fp.KeepaliveSessionsDied)
 	case fp.KeepaliveWatchedMS == 0:
 		return "unknown (no GET stream)"
 	case fp.StreamCutMS != nil:

@@ -36,9 +36,15 @@ faults:
   - {name: outage, toxic: down, at: 450ms, for: 500ms}
 `
 
-func tiny(t *testing.T) *workloads.Workload {
+// steady is tiny with 2 s of calls and no outage, for the tests of what is done with an
+// export (compare, merge), which need calls made, not sessions cut: with tiny's 400 ms of calls
+// and its outage, a runner starved at load 20 made no call that succeeded, and the run said,
+// rightly, that it measured nothing.
+func steady(t *testing.T) *workloads.Workload {
 	t.Helper()
-	w, err := workloads.Parse("tiny.yaml", []byte(tinyWorkload))
+	y := strings.Replace(tinyWorkload, "{name: active, duration: 400ms,", "{name: active, duration: 2s,", 1)
+	y = y[:strings.Index(y, "faults:")]
+	w, err := workloads.Parse("steady.yaml", []byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +76,7 @@ func TestCompareGate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	if err := runWorkload(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
+	if err := runWorkload(context.Background(), steady(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	e, err := results.ReadFile(base)
@@ -137,11 +143,9 @@ func TestShardsMerge(t *testing.T) {
 	at := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
 	// A shard holds one or two clients of a group: with tiny's 400 ms of calls, a shard starved
 	// at load 12 started its session too late to make any call, and the run said it measured
-	// nothing. The merge is what is tested here: 2 s of calls, so that every shard makes some.
-	w, err := workloads.Parse("tiny.yaml", []byte(strings.Replace(tinyWorkload, "{name: active, duration: 400ms,", "{name: active, duration: 2s,", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// nothing. The merge is what is tested here: steady's 2 s of calls, so that every shard
+	// makes some.
+	w := steady(t)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range 2 {
@@ -214,7 +218,7 @@ func TestCompareExitStatuses(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	if err := runWorkload(context.Background(), tiny(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
+	if err := runWorkload(context.Background(), steady(t), runFlags{out: base, progress: "off", quiet: true}, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	e, err := results.ReadFile(base)

@@ -1,23 +1,35 @@
 package peers
 
 import (
-	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"log/slog"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	"github.com/mcpchaos/mcpchaos/internal/peers/mcpgopeer"
 )
+
+// The mcp-go peers run mcpgopeer's server in a process of their own, built without the race
+// detector (mcpgopeer's package doc says why: a data race inside mcp-go v1.2.1's POST handler),
+// started by the test and ended with it.
 
 // MCPGo starts mark3labs/mcp-go's streamable server, stateful, with its in-memory event store
 // and the idle TTL o.SessionTTL (its sweeper ends a session between TTL and TTL + max(TTL/2,
 // 1s) after its last request). When a session ends, its events are purged with it.
 func MCPGo(t testing.TB, o Options) *Server {
 	t.Helper()
-	return mcpGo(t, o, "mcp-go", mcpgoserver.NewInMemoryEventStore())
+	return mcpGo(t, "mcp-go", o)
 }
 
 // MCPGoRetained is MCPGo with an event store whose log outlives the sessions: it is never
@@ -25,99 +37,7 @@ func MCPGo(t testing.TB, o Options) *Server {
 // the dead session's events, while a POST answers 404: the seed's regime, in a real SDK.
 func MCPGoRetained(t testing.TB, o Options) *Server {
 	t.Helper()
-	return mcpGo(t, o, "mcp-go-retained", &retainedStore{mcpgoserver.NewInMemoryEventStore()})
-}
-
-// retainedStore keeps every session's events after the session ends (retention longer than
-// the session TTL, as the seed's operators configured it for post-mortem replay).
-type retainedStore struct {
-	*mcpgoserver.InMemoryEventStore
-}
-
-func (*retainedStore) PurgeSession(context.Context, string) error { return nil }
-
-func mcpGo(t testing.TB, o Options, name string, store mcpgoserver.EventStore) *Server {
-	s := mcpgoserver.NewMCPServer(name+"-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
-	addMCPGoTools(s)
-	ids := &deathRecord{SessionIdManager: &mcpgoserver.InsecureStatefulSessionIdManager{}}
-	h := mcpgoserver.NewStreamableHTTPServer(s,
-		mcpgoserver.WithSessionIdManager(ids), // WithStateful(true), with each death recorded
-		mcpgoserver.WithEventStore(store),
-		mcpgoserver.WithSessionIdleTTL(o.SessionTTL),
-	)
-	notifyLoop(t, o.Notify, func(context.Context) {
-		s.SendNotificationToAllClients("notifications/message", map[string]any{"level": "info", "data": "tick"})
-	})
-	return &Server{Name: name, URL: serve(t, h), stats: (&counter{}).stats, deaths: ids.deadSince}
-}
-
-// deathRecord is mcp-go's stateful session id manager with the server's own record of each
-// session's death: the moment its sweeper (or a DELETE) terminated the id, taken before the
-// id is marked terminated, so no request is refused as dead before the recorded time.
-type deathRecord struct {
-	mcpgoserver.SessionIdManager
-	at sync.Map // session id → time.Time
-}
-
-func (d *deathRecord) Terminate(id string) (bool, error) {
-	d.at.LoadOrStore(id, time.Now())
-	return d.SessionIdManager.Terminate(id)
-}
-
-func (d *deathRecord) deadSince(id string) (time.Time, bool) {
-	v, ok := d.at.Load(id)
-	if !ok {
-		return time.Time{}, false
-	}
-	return v.(time.Time), true
-}
-
-func addMCPGoTools(s *mcpgoserver.MCPServer) {
-	s.AddTool(mcpgo.NewTool("lookup_order", mcpgo.WithDescription("Look up an order by id"),
-		mcpgo.WithString("order_id", mcpgo.Required(), mcpgo.MinLength(1)),
-		mcpgo.WithInteger("quantity", mcpgo.Required(), mcpgo.Min(1)),
-		mcpgo.WithString("priority", mcpgo.Enum("low", "high")),
-	), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		id, err := req.RequireString("order_id")
-		if err != nil {
-			return mcpgo.NewToolResultError(err.Error()), nil
-		}
-		q, err := req.RequireInt("quantity")
-		if err != nil || q < 1 {
-			return mcpgo.NewToolResultError("quantity must be an integer of at least 1"), nil
-		}
-		return mcpgo.NewToolResultText(fmt.Sprintf("order %s: %d", id, q)), nil
-	})
-	s.AddTool(mcpgo.NewTool("report_progress", mcpgo.WithDescription("Work in steps, reporting progress when asked for it"),
-		mcpgo.WithInteger("steps", mcpgo.Required(), mcpgo.Min(1), mcpgo.Max(20)),
-	), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		steps, err := req.RequireInt("steps")
-		if err != nil || steps < 1 || steps > 20 {
-			return mcpgo.NewToolResultError("steps must be an integer from 1 to 20"), nil
-		}
-		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-			srv := mcpgoserver.ServerFromContext(ctx)
-			for i := 1; i <= steps; i++ {
-				_ = srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
-					"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": steps,
-				})
-			}
-		}
-		return mcpgo.NewToolResultText(fmt.Sprintf("done in %d steps", steps)), nil
-	})
-	s.AddTool(mcpgo.NewTool("slow_query", mcpgo.WithDescription("Answer a query after a delay"),
-		mcpgo.WithString("query", mcpgo.Required()),
-		mcpgo.WithInteger("delay_ms", mcpgo.Min(0), mcpgo.Max(5000)),
-	), func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		q, err := req.RequireString("query")
-		if err != nil {
-			return mcpgo.NewToolResultError(err.Error()), nil
-		}
-		if err := pause(ctx, req.GetInt("delay_ms", 0)); err != nil {
-			return nil, err
-		}
-		return mcpgo.NewToolResultText("result of " + q), nil
-	})
+	return mcpGo(t, "mcp-go-retained", o)
 }
 
 // MCPGoStateless starts mcp-go's streamable server with server.WithStateLess(true): no
@@ -127,10 +47,7 @@ func addMCPGoTools(s *mcpgoserver.MCPServer) {
 // (server/discover, subscriptions/listen): a 2025 client meets the session family.
 func MCPGoStateless(t testing.TB, o Options) *Server {
 	t.Helper()
-	s := mcpgoserver.NewMCPServer("mcp-go-stateless-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
-	addMCPGoTools(s)
-	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true), quiet)
-	return &Server{Name: "mcp-go-stateless", URL: serve(t, h), stats: (&counter{}).stats}
+	return mcpGo(t, "mcp-go-stateless", o)
 }
 
 // MCPGoIDs starts mcp-go's streamable server in its default mode: it hands out session ids
@@ -139,11 +56,119 @@ func MCPGoStateless(t testing.TB, o Options) *Server {
 // 200 as if alive: silent substitution.
 func MCPGoIDs(t testing.TB, o Options) *Server {
 	t.Helper()
-	s := mcpgoserver.NewMCPServer("mcp-go-ids-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
-	addMCPGoTools(s)
-	h := mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithSessionIdleTTL(o.SessionTTL), quiet)
-	return &Server{Name: "mcp-go-ids", URL: serve(t, h), stats: (&counter{}).stats}
+	return mcpGo(t, "mcp-go-ids", o)
 }
 
-// quiet keeps mcp-go's log (a line per swept session) out of the test's output.
-var quiet = mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))
+// mcpGo starts the mcpgo-peer command in mode until the test ends. The stateful modes answer
+// DeadSince from the server's own record of each session's death.
+func mcpGo(t testing.TB, mode string, o Options) *Server {
+	t.Helper()
+	cmd := exec.Command(mcpGoPeer(t), "-mode", mode, "-ttl", o.SessionTTL.String(), "-notify", o.Notify.String())
+	u := startProcess(t, cmd, "MCPCHAOS_URL ", "mcpgo-peer")
+	s := &Server{Name: mode, URL: u, stats: (&counter{}).stats}
+	if mode == "mcp-go" || mode == "mcp-go-retained" {
+		s.deaths = deathRecord(t, strings.TrimSuffix(u, "/mcp")+mcpgopeer.DeadPath)
+	}
+	return s
+}
+
+// deathRecord reads the peer's record of when a session died, at the time it is asked.
+func deathRecord(t testing.TB, at string) func(id string) (time.Time, bool) {
+	c := http.Client{Timeout: 10 * time.Second}
+	return func(id string) (time.Time, bool) {
+		resp, err := c.Get(at + "?id=" + id)
+		if err != nil {
+			t.Errorf("reading mcp-go's death record: %v", err)
+			return time.Time{}, false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64))
+		if resp.StatusCode == http.StatusNotFound {
+			return time.Time{}, false
+		}
+		ns, err := strconv.ParseInt(string(b), 10, 64)
+		if resp.StatusCode != http.StatusOK || err != nil {
+			t.Errorf("mcp-go's death record answered %s %q", resp.Status, b)
+			return time.Time{}, false
+		}
+		return time.Unix(0, ns), true
+	}
+}
+
+var peerBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// mcpGoPeer is the path of the mcpgo-peer command, built once per test process without the
+// race detector (GOFLAGS cleared). The binary is kept in the user's cache directory under a
+// name keyed on the Go version, the module's go.sum and mcpgopeer's sources, so the test
+// processes of one suite, and later suites of the same code, build it once between them; a
+// build is written beside its final name and renamed over it, so a concurrent one never
+// starts a half-written file.
+func mcpGoPeer(t testing.TB) string {
+	t.Helper()
+	peerBuild.once.Do(func() { peerBuild.path, peerBuild.err = buildMCPGoPeer() })
+	if peerBuild.err != nil {
+		t.Fatalf("building the mcp-go peer: %v", peerBuild.err)
+	}
+	return peerBuild.path
+}
+
+func buildMCPGoPeer() (string, error) {
+	src := peerDir("mcpgopeer")
+	root := filepath.Join(src, "..", "..", "..")
+	key, err := sourceKey(root, src)
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "mcpchaos-test-peers")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	final := filepath.Join(dir, "mcpgo-peer-"+key)
+	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() {
+		return final, nil
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d", final, os.Getpid())
+	defer os.Remove(tmp)
+	cmd := exec.Command("go", "build", "-o", tmp, "./internal/peers/mcpgopeer/cmd/mcpgo-peer")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return final, os.Rename(tmp, final)
+}
+
+// sourceKey hashes what the peer's build depends on: the Go version, go.mod and go.sum of the
+// module at root, and every file under src.
+func sourceKey(root, src string) (string, error) {
+	h := sha256.New()
+	io.WriteString(h, runtime.Version())
+	files := []string{filepath.Join(root, "go.mod"), filepath.Join(root, "go.sum")}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(root, f)
+		fmt.Fprintf(h, "%s %d\n", rel, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}

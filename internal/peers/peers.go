@@ -19,6 +19,10 @@
 //	                left unanswered
 //	slow_query      {query: string (required), delay_ms: integer 0..5000}: answers after a delay
 //
+// The mcp-go peers run in a process of their own (mcpgopeer's command, built without the race
+// detector; its package doc says why), the TypeScript ones under node; the Go SDK's run in the
+// test's process.
+//
 // It is for tests only: it never listens beyond 127.0.0.1, and every server ends with its test.
 package peers
 

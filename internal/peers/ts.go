@@ -69,15 +69,22 @@ func needNode(t testing.TB, dir, pkg string) {
 }
 
 // startNode runs `node script args...` in dir with env added, until the test ends, and returns
-// the URL it prints: its first line, or with prefix set, the rest of the first line that
-// starts with prefix. The process ends when its stdin closes (every script here exits then);
-// if it has not within 5 s, the test kills it, by its own handle.
+// the URL it prints (startProcess).
 func startNode(t testing.TB, dir string, env []string, prefix, script string, args ...string) string {
 	t.Helper()
 	node, _ := exec.LookPath("node")
 	cmd := exec.Command(node, append([]string{script}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	return startProcess(t, cmd, prefix, "node "+script)
+}
+
+// startProcess starts cmd until the test ends and returns the URL it prints: its first line,
+// or with prefix set, the rest of the first line that starts with prefix. The process ends
+// when its stdin closes (every peer here exits then); if it has not within 5 s, the test kills
+// it, by its own handle. what names it in failures; PEER_DEBUG=1 shows its stderr.
+func startProcess(t testing.TB, cmd *exec.Cmd, prefix, what string) string {
+	t.Helper()
 	cmd.Stderr = io.Discard
 	if os.Getenv("PEER_DEBUG") != "" {
 		cmd.Stderr = os.Stderr
@@ -124,10 +131,10 @@ func startNode(t testing.TB, dir string, env []string, prefix, script string, ar
 	select {
 	case u = <-line:
 	case <-time.After(30 * time.Second): // node starts slowly on a loaded machine
-		t.Fatalf("node %s printed no URL within 30s", script)
+		t.Fatalf("%s printed no URL within 30s", what)
 	}
 	if !strings.HasPrefix(u, "http://127.0.0.1:") {
-		t.Fatalf("node %s printed %q, not its loopback URL", script, u)
+		t.Fatalf("%s printed %q, not its loopback URL", what, u)
 	}
 	return u
 }
