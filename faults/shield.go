@@ -38,6 +38,17 @@ import (
 // on it for ever (the schedule's call abandoned: "adding fault slow2" after a restart, seen
 // under load); a chain that ends by its reader's end of input closes stage by stage instead.
 // A reset (reset_peer) is passed on as a reset.
+//
+// The other direction has the same trap: Toxiproxy's upstream chain writes what clients send
+// to the server, and a server that stops reading (a stalled upload: it never reads a request
+// body) blocks that writer just the same. So where Toxiproxy runs on this machine (embedded,
+// or a toxiproxy-server on loopback: only then can it reach a relay of ours), a second relay
+// stands between Toxiproxy and the server, passing the server's pace on between calls and
+// reading what Toxiproxy sends at once during them, queueing up to ShieldBuffer bytes for the
+// server; a server that lets it fill then is cut (its connection closed, Toxiproxy's side told
+// the server is done, and read to its end). HTTP clients do not half-close, so an end of what
+// Toxiproxy sends ends the server's connection once its queue is written.
+
 // ShieldBuffer bounds what a relay holds for one client that is not reading.
 const ShieldBuffer = 1 << 20
 
