@@ -1,0 +1,370 @@
+package faults
+
+// The relays of Shield (shield.go): a listener and its connections, each read at the far
+// side's pace between Toxiproxy's calls and at once during them.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// relay is one listener and its connections: in front of a proxy (inner is the proxy; the
+// client is the side that may not read) or, with server, between a proxy and its server
+// (inner is the server, the side that may not read).
+type relay struct {
+	name, inner string
+	server      bool
+	cuts        *atomic.Int64
+	resets      *resetNotes // shared by a proxy's two relays; nil without a server relay
+
+	draining atomic.Int32 // Toxiproxy calls under way on the proxy: read at once (see during)
+
+	mu     sync.Mutex
+	addr   string
+	ln     net.Listener
+	down   string
+	closed bool
+	conns  map[*relayConn]bool
+	recent []string // the last connections cut, for an error that must say what stalled
+}
+
+// drain counts a call of Toxiproxy's in (+1) or out (-1); a call's start wakes every reader
+// waiting for its client to take what it queued.
+func (r *relay) drain(delta int32) {
+	if r.draining.Add(delta) > 0 && delta > 0 {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for rc := range r.conns {
+			rc.wake()
+		}
+	}
+}
+
+func (r *relay) listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	}
+	r.ln, r.addr, r.down = ln, ln.Addr().String(), ""
+	r.mu.Unlock()
+	go r.accept(ln)
+	return nil
+}
+
+func (r *relay) accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go r.serve(c.(*net.TCPConn))
+	}
+}
+
+// setDown closes the listener and ends every connection as a cut does (see Shield).
+func (r *relay) setDown(name string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down != "" {
+		return fmt.Errorf("faults: proxy %s: fault %s: proxy already down by fault %s", r.name, name, r.down)
+	}
+	r.down = name
+	if r.ln != nil {
+		r.ln.Close()
+		r.ln = nil
+	}
+	for rc := range r.conns {
+		rc.end()
+	}
+	return nil
+}
+
+func (r *relay) isDown(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.down != "" && r.down == name
+}
+
+func (r *relay) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if r.ln != nil {
+		r.ln.Close()
+	}
+	for rc := range r.conns {
+		rc.closeBoth()
+	}
+}
+
+func (r *relay) stalled() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for rc := range r.conns {
+		if q := rc.queued.Load(); q > 0 {
+			out = append(out, fmt.Sprintf("%s (%s, %d bytes unread)", rc.dst.RemoteAddr(), r.what(), q))
+		}
+	}
+	return append(out, r.recent...)
+}
+
+// noteCut remembers that the client at addr was cut, and why.
+func (r *relay) noteCut(addr net.Addr, why string) {
+	r.cuts.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recent = append(r.recent, fmt.Sprintf("%s (%s, cut: %s)", addr, r.what(), why))
+	if len(r.recent) > 8 {
+		r.recent = r.recent[len(r.recent)-8:]
+	}
+}
+
+// what names the relay's side in a message.
+func (r *relay) what() string {
+	if r.server {
+		return "proxy " + r.name + "'s server"
+	}
+	return "proxy " + r.name
+}
+
+// relayConn is one connection through a relay: src is read at once and its bytes queued for
+// dst, the side that may not read (a client, or a server); dst's bytes are copied to src as
+// they come.
+type relayConn struct {
+	r        *relay
+	src, dst *net.TCPConn
+	queue    chan []byte
+	queued   atomic.Int64
+	cutOnce  sync.Once
+	cut      atomic.Bool
+	room     chan struct{} // a token when the queue shrank, a drain began or the connection ended
+	// resetAfter: dst is reset once its queue is written, not closed (set by read before it
+	// closes the queue, read by write after the queue is closed)
+	resetAfter bool
+}
+
+func (r *relay) serve(accepted *net.TCPConn) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	dc, err := d.Dial("tcp", r.inner)
+	if err != nil {
+		accepted.SetLinger(0)
+		accepted.Close()
+		return
+	}
+	rc := &relayConn{r: r, src: dc.(*net.TCPConn), dst: accepted, queue: make(chan []byte, 256), room: make(chan struct{}, 1)}
+	if r.server {
+		rc.src, rc.dst = accepted, dc.(*net.TCPConn)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		rc.closeBoth()
+		return
+	}
+	if r.ln == nil { // down since it was accepted: Toxiproxy's side is ended gracefully too
+		rc.end()
+	}
+	r.conns[rc] = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.conns, rc)
+		r.mu.Unlock()
+	}()
+	go rc.back()
+	go rc.write()
+	rc.read()
+}
+
+// back copies what dst sends to src; dst's end of sending is passed on. A server that broke
+// its connection (a reset) ends what Toxiproxy reads from us too (left open, the client would
+// wait for the rest of the response until its own timeout), by an ordinary end, never by
+// closing or resetting src: Toxiproxy's writer to src would then fail and stop, and a toxic
+// chain whose writer has stopped can never be paused again. read goes on reading src to its
+// end. The reset is noted for the proxy's client relay, since Toxiproxy ends the client's
+// connection with an ordinary close (see resetNotes). A client's broken connection is found
+// by write, which cuts it.
+func (rc *relayConn) back() {
+	_, err := io.Copy(rc.src, rc.dst)
+	switch {
+	case err == nil:
+		rc.src.CloseWrite()
+	case rc.r.server:
+		if errors.Is(err, syscall.ECONNRESET) && rc.r.resets != nil {
+			rc.r.resets.add()
+		}
+		rc.src.CloseWrite()
+	}
+}
+
+// read takes what src sends and queues it for dst. Between Toxiproxy's calls it waits while
+// pressureMark bytes are queued (the client's pace is passed on); during a call it reads at
+// once, and a dst that lets ShieldBuffer bytes pile up is cut. What comes after a cut is read
+// and dropped until src ends the connection.
+func (rc *relayConn) read() {
+	defer close(rc.queue)
+	buf := chunks.Get().(*[]byte)
+	defer func() { chunks.Put(buf) }()
+	for {
+		rc.waitRoom()
+		n, err := rc.src.Read(*buf)
+		if n > 0 && !rc.cut.Load() {
+			if rc.queued.Load()+int64(n) > ShieldBuffer {
+				rc.cutClient(fmt.Sprintf("it left %d bytes unread", rc.queued.Load()))
+			} else {
+				chunk := buf
+				rc.queued.Add(int64(n))
+				select {
+				case rc.queue <- (*chunk)[:n]:
+					buf = chunks.Get().(*[]byte) // write puts chunk back once it is written
+				default: // 256 small chunks waiting: as full as a full buffer
+					rc.queued.Add(-int64(n))
+					rc.cutClient(fmt.Sprintf("it left %d chunks unread", cap(rc.queue)))
+				}
+			}
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, syscall.ECONNRESET): // reset_peer: dst gets a reset too
+				rc.dst.SetLinger(0)
+				rc.dst.Close()
+			case !rc.r.server && rc.r.resets != nil && rc.r.resets.take():
+				rc.resetAfter = true // the server's reset, which Toxiproxy passed on as a close
+			}
+			rc.src.Close()
+			return
+		}
+	}
+}
+
+// waitRoom waits, between Toxiproxy's calls, until dst has taken enough of the queue.
+func (rc *relayConn) waitRoom() {
+	for !rc.cut.Load() && rc.r.draining.Load() == 0 &&
+		(rc.queued.Load() >= pressureMark || len(rc.queue) >= cap(rc.queue)/2) {
+		<-rc.room
+	}
+}
+
+// wake lets a reader waiting in waitRoom look again.
+func (rc *relayConn) wake() {
+	select {
+	case rc.room <- struct{}{}:
+	default:
+	}
+}
+
+// write gives dst what read queued, then ends its connection as src ended.
+func (rc *relayConn) write() {
+	for chunk := range rc.queue {
+		if rc.cut.Load() {
+			rc.queued.Add(-int64(len(chunk)))
+			putChunk(chunk)
+			continue
+		}
+		rc.dst.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
+		_, err := rc.dst.Write(chunk)
+		rc.queued.Add(-int64(len(chunk)))
+		putChunk(chunk)
+		rc.wake()
+		if err != nil {
+			rc.cutClient("it closed its end while being written to")
+		}
+	}
+	if rc.resetAfter {
+		rc.dst.SetLinger(0)
+	}
+	rc.dst.Close()
+}
+
+// chunks holds the relays' read buffers. A hostile stream moves hundreds of megabytes through
+// a relay in a few seconds; a new chunk for each read made the collector run about 50 times in
+// a 3 s run, and each collection (stretched on a starved machine: pauses of 50 ms and more)
+// held up the fault schedule's timer and Toxiproxy's calls (bench/fault-timeline.sh).
+var chunks = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// putChunk gives a written chunk's buffer back to chunks.
+func putChunk(c []byte) {
+	c = c[:cap(c)]
+	chunks.Put(&c)
+}
+
+// resetNotes carries a server's resets across Toxiproxy, from a proxy's server relay to its
+// client relay. Toxiproxy says nothing of which of its upstream connections serves which
+// client, so a reset is given to the next client connection that Toxiproxy ends within
+// resetPairing of it: the one it ended because of that reset, unless another of the proxy's
+// connections ended in the same moment.
+type resetNotes struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+// resetPairing is how long after a server's reset Toxiproxy's close of the client's
+// connection is taken for its consequence: Toxiproxy closes it at once, a starved machine
+// takes longer.
+const resetPairing = time.Second
+
+func (n *resetNotes) add() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.at = append(n.at, time.Now())
+}
+
+// take says whether a reset is waiting to be passed on, and takes it.
+func (n *resetNotes) take() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	now := time.Now()
+	for len(n.at) > 0 && now.Sub(n.at[0]) > resetPairing {
+		n.at = n.at[1:]
+	}
+	if len(n.at) == 0 {
+		return false
+	}
+	n.at = n.at[1:]
+	return true
+}
+
+// cutClient ends dst's connection (see end), counted and named as a cut.
+func (rc *relayConn) cutClient(why string) {
+	first := false
+	rc.cutOnce.Do(func() {
+		first = true
+		rc.stop()
+	})
+	if first { // outside the once: setDown holds the relay's lock while it ends connections
+		rc.r.noteCut(rc.dst.RemoteAddr(), why)
+	}
+}
+
+// end ends dst's connection as cutClient does, without counting it as a cut (a "down" fault).
+func (rc *relayConn) end() { rc.cutOnce.Do(rc.stop) }
+
+// stop closes dst and tells src that dst is done sending (a cut client: the server's response
+// ends; a cut server: the client's reply ends); src is read to its end by read, so that
+// Toxiproxy's chains end by their input's end, stage by stage, never on a failed write.
+func (rc *relayConn) stop() {
+	rc.cut.Store(true)
+	rc.dst.Close()
+	rc.src.CloseWrite()
+	rc.wake()
+}
+
+func (rc *relayConn) closeBoth() {
+	rc.cut.Store(true)
+	rc.dst.Close()
+	rc.src.Close()
+	rc.wake()
+}
