@@ -10,11 +10,12 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/internal/peers/mcpgopeer"
 )
 
 // GoSDK starts the official Go SDK's streamable handler with its MemoryEventStore and the
@@ -97,7 +98,7 @@ func addGoSDKTools(srv *mcp.Server, c *counter) {
 		Required:             []string{"query"},
 		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowQueryIn) (*mcp.CallToolResult, any, error) {
-		if err := pause(ctx, in.DelayMS); err != nil {
+		if err := mcpgopeer.Pause(ctx, in.DelayMS); err != nil { // slow_query's delay, as every peer has it
 			return nil, nil, err
 		}
 		return text("result of " + in.Query), nil, nil
@@ -120,20 +121,4 @@ func goSDKAnswered(ctx context.Context, err error) outcome {
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-}
-
-// pause waits delay ms (300 when 0, at most maxDelay) or until ctx ends.
-func pause(ctx context.Context, ms int) error {
-	d := min(time.Duration(ms)*time.Millisecond, maxDelay)
-	if ms == 0 {
-		d = 300 * time.Millisecond
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -161,6 +161,3 @@ func notifyLoop(t testing.TB, d time.Duration, send func(context.Context)) {
 
 // askTimeout bounds a server request's wait for the client's answer.
 const askTimeout = 5 * time.Second
-
-// maxDelay caps slow_query's delay.
-const maxDelay = 5 * time.Second

@@ -52,15 +52,16 @@ func addTools(s *mcpgoserver.MCPServer) {
 		if err != nil {
 			return mcpgo.NewToolResultError(err.Error()), nil
 		}
-		if err := pause(ctx, req.GetInt("delay_ms", 0)); err != nil {
+		if err := Pause(ctx, req.GetInt("delay_ms", 0)); err != nil {
 			return nil, err
 		}
 		return mcpgo.NewToolResultText("result of " + q), nil
 	})
 }
 
-// pause waits ms milliseconds (300 when 0, at most 5 s) or until ctx ends.
-func pause(ctx context.Context, ms int) error {
+// Pause waits ms milliseconds (300 when 0, at most 5 s) or until ctx ends: slow_query's delay,
+// shared with the Go SDK peers (internal/peers).
+func Pause(ctx context.Context, ms int) error {
 	d := min(time.Duration(ms)*time.Millisecond, 5*time.Second)
 	if ms == 0 {
 		d = 300 * time.Millisecond
