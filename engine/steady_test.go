@@ -286,15 +286,27 @@ func TestRollbackFailure(t *testing.T) {
 	}
 }
 
-// closedAddr is a loopback address nothing listens on.
+// closedAddr is a loopback address where no HTTP server answers: it accepts each connection
+// and closes it at once, until the test ends. (A port listened on and closed was free for
+// any parallel test's server to take: on a busy suite one answered the rollback's /healthz.)
 func closedAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
 }
 
 func mustThreshold(t *testing.T, expr string) gate.Threshold {
