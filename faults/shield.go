@@ -101,9 +101,10 @@ func (s *Shielded) Cuts() int64 { return s.cuts.Load() }
 // AddProxy implements Injector: the proxy, then a relay in front of it, whose address is the
 // one clients are given.
 func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string, error) {
-	if local(s.Injector) {
+	gate := newTeardowns(local(s.Injector))
+	if gate.paired {
 		resets := new(resetNotes)
-		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts, resets: resets}
+		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts, resets: resets, gate: gate}
 		if err := sr.listen("127.0.0.1:0"); err != nil {
 			return "", fmt.Errorf("faults: proxy %s: server relay: %w", name, err)
 		}
@@ -116,7 +117,7 @@ func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string,
 	if err != nil {
 		return "", err
 	}
-	r := &relay{name: name, inner: inner, conns: map[*relayConn]bool{}, cuts: &s.cuts}
+	r := &relay{name: name, inner: inner, conns: map[*relayConn]bool{}, cuts: &s.cuts, gate: gate}
 	s.mu.Lock()
 	if sr := s.servers[name]; sr != nil {
 		r.resets = sr.resets
@@ -140,7 +141,7 @@ func (s *Shielded) AddToxic(ctx context.Context, proxy string, t Toxic) error {
 		}
 		return r.setDown(t.Name)
 	}
-	return s.during(proxy, func() error { return s.Injector.AddToxic(ctx, proxy, t) })
+	return s.during(ctx, proxy, true, func() error { return s.Injector.AddToxic(ctx, proxy, t) })
 }
 
 // RemoveToxic implements Injector; ending a "down" fault listens again on the relay's address.
@@ -151,12 +152,13 @@ func (s *Shielded) RemoveToxic(ctx context.Context, proxy, name string) error {
 		}
 		return nil
 	}
-	return s.during(proxy, func() error { return s.Injector.RemoveToxic(ctx, proxy, name) })
+	return s.during(ctx, proxy, false, func() error { return s.Injector.RemoveToxic(ctx, proxy, name) })
 }
 
 // during runs call (a change of proxy's toxics, which pauses its chains) with the proxy's
-// relays reading at once, so that no chain waits on a client's (or a server's) pace.
-func (s *Shielded) during(proxy string, call func() error) error {
+// relays reading at once, so that no chain waits on a client's (or a server's) pace, and with
+// no connection ending inside Toxiproxy (see teardowns); add says whether call adds a toxic.
+func (s *Shielded) during(ctx context.Context, proxy string, add bool, call func() error) error {
 	s.mu.Lock()
 	rs := []*relay{s.relays[proxy], s.servers[proxy]}
 	s.mu.Unlock()
@@ -172,6 +174,11 @@ func (s *Shielded) during(proxy string, call func() error) error {
 			}
 		}
 	}()
+	if rs[0] != nil {
+		g := rs[0].gate
+		g.begin(ctx, add)
+		defer g.end()
+	}
 	return call()
 }
 

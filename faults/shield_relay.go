@@ -22,6 +22,7 @@ type relay struct {
 	server      bool
 	cuts        *atomic.Int64
 	resets      *resetNotes // shared by a proxy's two relays; nil without a server relay
+	gate        *teardowns  // shared by a proxy's two relays
 
 	draining atomic.Int32 // Toxiproxy calls under way on the proxy: read at once (see during)
 
@@ -154,19 +155,32 @@ type relayConn struct {
 	// resetAfter: dst is reset once its queue is written, not closed (set by read before it
 	// closes the queue, read by write after the queue is closed)
 	resetAfter bool
+	// endPassed: an end of ours went to Toxiproxy on src; endSeen: Toxiproxy ended what it
+	// sends on src (both guarded by r.gate.mu; see teardowns)
+	endPassed, endSeen bool
 }
 
 func (r *relay) serve(accepted *net.TCPConn) {
+	rc := &relayConn{r: r, dst: accepted, queue: make(chan []byte, 256), room: make(chan struct{}, 1)}
+	if r.server { // Toxiproxy's connection: counted from its start, its server not yet reached
+		rc.src, rc.dst = accepted, nil
+		r.gate.open(rc)
+	}
 	d := net.Dialer{Timeout: 5 * time.Second}
 	dc, err := d.Dial("tcp", r.inner)
 	if err != nil {
 		accepted.SetLinger(0)
 		accepted.Close()
+		if r.server {
+			r.gate.gone(rc)
+		}
 		return
 	}
-	rc := &relayConn{r: r, src: dc.(*net.TCPConn), dst: accepted, queue: make(chan []byte, 256), room: make(chan struct{}, 1)}
 	if r.server {
-		rc.src, rc.dst = accepted, dc.(*net.TCPConn)
+		rc.dst = dc.(*net.TCPConn)
+	} else {
+		rc.src = dc.(*net.TCPConn)
+		r.gate.open(rc)
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -189,6 +203,10 @@ func (r *relay) serve(accepted *net.TCPConn) {
 	rc.read()
 }
 
+// endSrc ends what Toxiproxy reads from src, by end, when no change of its toxics is under
+// way (see teardowns).
+func (rc *relayConn) endSrc(end func() error) { rc.r.gate.pass(rc, func() { end() }) }
+
 // back copies what dst sends to src; dst's end of sending is passed on. A server that broke
 // its connection (a reset) ends what Toxiproxy reads from us too (left open, the client would
 // wait for the rest of the response until its own timeout), by an ordinary end, never by
@@ -201,12 +219,12 @@ func (rc *relayConn) back() {
 	_, err := io.Copy(rc.src, rc.dst)
 	switch {
 	case err == nil:
-		rc.src.CloseWrite()
+		rc.endSrc(rc.src.CloseWrite)
 	case rc.r.server:
 		if errors.Is(err, syscall.ECONNRESET) && rc.r.resets != nil {
 			rc.r.resets.add()
 		}
-		rc.src.CloseWrite()
+		rc.endSrc(rc.src.CloseWrite)
 	}
 }
 
@@ -244,7 +262,8 @@ func (rc *relayConn) read() {
 			case !rc.r.server && rc.r.resets != nil && rc.r.resets.take():
 				rc.resetAfter = true // the server's reset, which Toxiproxy passed on as a close
 			}
-			rc.src.Close()
+			rc.r.gate.seen(rc)
+			rc.endSrc(rc.src.Close)
 			return
 		}
 	}
@@ -358,7 +377,7 @@ func (rc *relayConn) end() { rc.cutOnce.Do(rc.stop) }
 func (rc *relayConn) stop() {
 	rc.cut.Store(true)
 	rc.dst.Close()
-	rc.src.CloseWrite()
+	rc.endSrc(rc.src.CloseWrite)
 	rc.wake()
 }
 
@@ -366,5 +385,6 @@ func (rc *relayConn) closeBoth() {
 	rc.cut.Store(true)
 	rc.dst.Close()
 	rc.src.Close()
+	rc.r.gate.gone(rc)
 	rc.wake()
 }
