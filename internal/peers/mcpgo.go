@@ -59,6 +59,23 @@ func MCPGoIDs(t testing.TB, o Options) *Server {
 	return mcpGo(t, "mcp-go-ids", o)
 }
 
+// MCPGoHeartbeat is MCPGoIDs with mcp-go's heartbeat: a ping request on each session's GET
+// stream every mcpgopeer.HeartbeatInterval (100 ms), a keepalive a client must answer.
+func MCPGoHeartbeat(t testing.TB, o Options) *Server {
+	t.Helper()
+	return mcpGo(t, "mcp-go-heartbeat", o)
+}
+
+// MCPGoSortedStore starts mcp-go's stateful server (idle TTL o.SessionTTL) over one event
+// store shared by all sessions, never purged, whose ids are "<stream>_<ms>_<random>" and whose
+// replay walks them sorted as strings (the TypeScript SDK's example store, in Go): an event of
+// the same millisecond may sort before the cursor. Its only tool, burst, sends three progress
+// notifications at once when given a progress token; it does not offer the other peers' tools.
+func MCPGoSortedStore(t testing.TB, o Options) *Server {
+	t.Helper()
+	return mcpGo(t, "mcp-go-sorted-store", o)
+}
+
 // mcpGo starts the mcpgo-peer command in mode until the test ends. The stateful modes answer
 // DeadSince from the server's own record of each session's death.
 func mcpGo(t testing.TB, mode string, o Options) *Server {
@@ -66,7 +83,7 @@ func mcpGo(t testing.TB, mode string, o Options) *Server {
 	cmd := exec.Command(mcpGoPeer(t), "-mode", mode, "-ttl", o.SessionTTL.String(), "-notify", o.Notify.String())
 	u := startProcess(t, cmd, "MCPCHAOS_URL ", "mcpgo-peer")
 	s := &Server{Name: mode, URL: u, stats: (&counter{}).stats}
-	if mode == "mcp-go" || mode == "mcp-go-retained" {
+	if mode == "mcp-go" || mode == "mcp-go-retained" || mode == "mcp-go-sorted-store" {
 		s.deaths = deathRecord(t, strings.TrimSuffix(u, "/mcp")+mcpgopeer.DeadPath)
 	}
 	return s

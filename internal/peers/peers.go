@@ -6,11 +6,13 @@
 // (MCPGoStateless) and with ids it never checks (MCPGoIDs: silent substitution), the TS SDK
 // answering 400 to unknown sessions (TS400), the official everything server (Everything: no
 // TTL, 400), and the Go SDK's stateless 2026-07-28 server (GoSDKStateless), which counts the
-// executions of each logical call.
+// executions of each logical call. Two more mcp-go regimes are there for inspect's tests: a
+// ping heartbeat on the GET stream (MCPGoHeartbeat) and an event store shared by all sessions
+// that replays by ids sorted as strings (MCPGoSortedStore).
 //
-// Every peer offers the same tools, with the schemas such servers have (required properties,
-// bounds, enums, no extra properties), so a client that sends arguments a tool does not take
-// fails here as it would in staging:
+// Every peer but MCPGoSortedStore (whose only tool is burst) offers the same tools, with the
+// schemas such servers have (required properties, bounds, enums, no extra properties), so a
+// client that sends arguments a tool does not take fails here as it would in staging:
 //
 //	lookup_order    {order_id: string (required), quantity: integer >= 1 (required), priority: "low"|"high"}
 //	report_progress {steps: integer 1..20 (required)}: sends notifications/progress when given a
@@ -48,7 +50,7 @@ type Options struct {
 
 // Server is a running peer.
 type Server struct {
-	Name string // "go-sdk", "go-sdk-stateless", "mcp-go", "mcp-go-retained", "mcp-go-stateless", "mcp-go-ids", "ts-sdk", "ts-sdk-400", "everything"
+	Name string // "go-sdk", "go-sdk-stateless", "ts-sdk", "ts-sdk-400", "everything", or one of mcpgopeer.Modes
 	URL  string // the MCP endpoint
 	// stats reads the server's counts of requests it sent to clients.
 	stats func() Stats
@@ -57,8 +59,8 @@ type Server struct {
 }
 
 // DeadSince is the server's own record of when the session id died (its sweeper or a DELETE
-// ended it), for the servers that keep one (MCPGo, MCPGoRetained); ok is false while the
-// session lives, and always for the others.
+// ended it), for the servers that keep one (MCPGo, MCPGoRetained, MCPGoSortedStore); ok is
+// false while the session lives, and always for the others.
 func (s *Server) DeadSince(id string) (at time.Time, ok bool) {
 	if s.deaths == nil {
 		return time.Time{}, false

@@ -1,9 +1,11 @@
 package peers
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +28,9 @@ func rawGet(t *testing.T, u, id string) int {
 	resp.Body.Close() // a held stream: closing is enough
 	return resp.StatusCode
 }
+
+// sortedID is the form of the sorted store's event ids.
+var sortedID = regexp.MustCompile(`^.+_[0-9]{13}_[0-9a-f]{8}$`)
 
 const unknownID = "mcp-session-0b4cd8a2-6f0e-4d55-9a49-3c1e6b0f2d11" // well-formed, never issued
 
@@ -54,6 +59,42 @@ func TestRegimes(t *testing.T) {
 		s.id = unknownID
 		if resp, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
 			t.Errorf("ping on a session never issued: %d %s, want 200 with a result (silent substitution)", resp.StatusCode, body)
+		}
+	})
+	t.Run("mcp-go-heartbeat", func(t *testing.T) {
+		srv := MCPGoHeartbeat(t, Options{})
+		s := open(t, srv.URL)
+		// The GET stream carries a ping request within 5 s (one every 100 ms on a quiet machine).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET stream: %v %v", resp, err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() && !strings.Contains(sc.Text(), `"method":"ping"`) {
+		}
+		if !strings.Contains(sc.Text(), `"method":"ping"`) {
+			t.Fatalf("no ping on the GET stream within 5 s: %v", sc.Err())
+		}
+	})
+	t.Run("mcp-go-sorted-store", func(t *testing.T) {
+		srv := MCPGoSortedStore(t, Options{})
+		s := open(t, srv.URL)
+		if _, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); !strings.Contains(body, `"burst"`) || strings.Contains(body, "report_progress") {
+			t.Errorf("tools/list: %s, want burst alone", body)
+		}
+		_, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"burst","_meta":{"progressToken":"p1"}}}`)
+		if n := strings.Count(body, "notifications/progress"); n != 3 {
+			t.Errorf("burst sent %d progress notifications, want 3: %s", n, body)
+		}
+		if id := lastID(body); !sortedID.MatchString(id) {
+			t.Errorf("event id %q, want <stream>_<ms>_<random> (%s)", id, body)
 		}
 	})
 	t.Run("ts-sdk-400", func(t *testing.T) {

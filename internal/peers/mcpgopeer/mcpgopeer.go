@@ -1,6 +1,6 @@
 // Package mcpgopeer is mark3labs/mcp-go's streamable server as the tests' mcp-go peers run it
-// (internal/peers: MCPGo, MCPGoRetained, MCPGoStateless, MCPGoIDs), served by the command
-// cmd/mcpgo-peer in a process of its own.
+// (internal/peers: MCPGo, MCPGoRetained, MCPGoStateless, MCPGoIDs, MCPGoHeartbeat,
+// MCPGoSortedStore), served by the command cmd/mcpgo-peer in a process of its own.
 //
 // Why a process of its own: mcp-go v1.2.1 (the newest release) has a data race inside its POST
 // handler (the notification forwarder sets the response's headers while the handler's own
@@ -26,20 +26,26 @@ import (
 )
 
 // Modes are the regimes a peer can be started in, by name.
-var Modes = []string{"mcp-go", "mcp-go-retained", "mcp-go-stateless", "mcp-go-ids"}
+var Modes = []string{"mcp-go", "mcp-go-retained", "mcp-go-stateless", "mcp-go-ids", "mcp-go-heartbeat", "mcp-go-sorted-store"}
+
+// HeartbeatInterval is how often mcp-go-heartbeat pings each session on its GET stream.
+const HeartbeatInterval = 100 * time.Millisecond
 
 // DeadPath answers GET ?id=ID with the Unix time in nanoseconds at which the server ended the
 // session ID (its sweeper or a DELETE), or 404 while it lives (and always in the modes that
-// keep no record: mcp-go-stateless, mcp-go-ids).
+// keep no record: mcp-go-stateless, mcp-go-ids, mcp-go-heartbeat).
 const DeadPath = "/mcpchaos/dead"
 
 // Handler is the peer of mode (on every path: the tests name it /mcp) with its death record on DeadPath, sending every
 // session a log message every notify (0: never) until stop is called.
 //
-//	mcp-go            stateful, an in-memory event store purged with its session, idle TTL ttl
-//	mcp-go-retained   as mcp-go, but the event log outlives its sessions (the seed's regime)
-//	mcp-go-stateless  WithStateLess(true): no session ids at all
-//	mcp-go-ids        the default mode: ids handed out, never checked (silent substitution)
+//	mcp-go               stateful, an in-memory event store purged with its session, idle TTL ttl
+//	mcp-go-retained      as mcp-go, but the event log outlives its sessions (the seed's regime)
+//	mcp-go-stateless     WithStateLess(true): no session ids at all
+//	mcp-go-ids           the default mode: ids handed out, never checked (silent substitution)
+//	mcp-go-heartbeat     as mcp-go-ids, with a ping on each GET stream every HeartbeatInterval
+//	mcp-go-sorted-store  stateful, idle TTL ttl, one event store for all sessions that replays
+//	                     by ids sorted as strings (sortedStore), and only the burst tool
 func Handler(mode string, ttl, notify time.Duration) (h http.Handler, stop func(), err error) {
 	s := mcpgoserver.NewMCPServer(mode+"-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
 	addTools(s)
@@ -61,6 +67,17 @@ func Handler(mode string, ttl, notify time.Duration) (h http.Handler, stop func(
 		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true), quiet)
 	case "mcp-go-ids":
 		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithSessionIdleTTL(ttl), quiet)
+	case "mcp-go-heartbeat":
+		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithHeartbeatInterval(HeartbeatInterval),
+			mcpgoserver.WithSessionIdleTTL(ttl), quiet)
+	case "mcp-go-sorted-store":
+		s = burstServer()
+		mcp = mcpgoserver.NewStreamableHTTPServer(s,
+			mcpgoserver.WithSessionIdManager(ids), // WithStateful(true), with each death recorded
+			mcpgoserver.WithEventStore(newSortedStore()),
+			mcpgoserver.WithSessionIdleTTL(ttl),
+			quiet,
+		)
 	default:
 		return nil, nil, fmt.Errorf("mode %q: want one of %v", mode, Modes)
 	}

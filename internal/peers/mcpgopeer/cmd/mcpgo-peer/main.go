@@ -2,7 +2,10 @@
 // (internal/peers starts it and reads its URL): it prints "MCPCHAOS_URL http://127.0.0.1:PORT/mcp"
 // once it listens, and exits when its standard input closes (its test ended) or it is signalled.
 //
-//	mcpgo-peer -mode mcp-go|mcp-go-retained|mcp-go-stateless|mcp-go-ids [-ttl D] [-notify D]
+//	mcpgo-peer -mode MODE [-ttl D] [-notify D]
+//
+// MODE is one of mcp-go, mcp-go-retained, mcp-go-stateless, mcp-go-ids, mcp-go-heartbeat
+// (pings every 100 ms on each GET stream) and mcp-go-sorted-store (mcpgopeer.Handler's table).
 package main
 
 import (
