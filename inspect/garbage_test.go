@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -19,8 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
-
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	"github.com/mcpchaos/mcpchaos/internal/peers"
 )
 
 // rpcHead is the part of a POSTed JSON-RPC message these small servers read.
@@ -205,7 +203,7 @@ func TestServerRequestsAndClosedStreams(t *testing.T) {
 		}
 	})
 	t.Run("mcp-go's ping heartbeat", func(t *testing.T) {
-		u := mcpgoServer(t, mcpgoserver.WithHeartbeatInterval(100*time.Millisecond), mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
+		u, _ := peerAt(t, peers.MCPGoHeartbeat, 0)
 		fp, err := Inspect(context.Background(), Options{Conn: wire.Conn{URL: u}, Idle: 5 * time.Second, Timeout: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)

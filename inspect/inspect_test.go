@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,9 +17,9 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
@@ -61,7 +60,6 @@ const ttl = 400 * time.Millisecond
 // on the wire): the reference server in the seed's regime and a strict one, the official Go
 // SDK in each of its modes, and mcp-go, an independent implementation.
 func TestFingerprints(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tests := []struct {
 		name   string
 		server func(t *testing.T) *url.URL
@@ -129,8 +127,8 @@ func TestFingerprints(t *testing.T) {
 			Post: "-", Get: "-", GetCursor: "-", Missing: "-", DupGet: "-", Holds: "unknown",
 			Hazards: []string{"stateless"}}},
 		{"mcp-go, heartbeats, idle sweeper", func(t *testing.T) *url.URL {
-			return mcpgoServer(t, mcpgoserver.WithHeartbeatInterval(100*time.Millisecond), mcpgoserver.WithSessionIdleTTL(ttl),
-				mcpgoserver.WithStreamableHTTPLogger(quiet))
+			u, _ := peerAt(t, peers.MCPGoHeartbeat, ttl)
+			return u
 		}, facts{Generation: "session", Protocol: "2025-11-25", SessionIDs: true,
 			GetValidates: "no", Replay: "unknown", Cross: "unknown", Silent: "yes",
 			Post: "200", Get: "200", GetCursor: "-", Missing: "404", DupGet: "200",

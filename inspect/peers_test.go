@@ -32,12 +32,8 @@ func inspectOnce(u *url.URL, ttl time.Duration) (*Fingerprint, error) {
 }
 
 func peerURL(t *testing.T, start func(testing.TB, peers.Options) *peers.Server) (*url.URL, *peers.Server) {
-	srv := start(t, peers.Options{SessionTTL: peerTTL})
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u, srv
+	t.Helper()
+	return peerAt(t, start, peerTTL)
 }
 
 // Real SDK servers (internal/peers), as a user would meet them. inspect names replay_lies on
@@ -122,7 +118,8 @@ func TestFingerprintIsStable(t *testing.T) {
 			return u
 		}, "replay_lies"},
 		{"a string-sorted event store shared by all sessions", func(t *testing.T) *url.URL {
-			return sharedSortedStoreServer(t, peerTTL)
+			u, _ := peerURL(t, peers.MCPGoSortedStore)
+			return u
 		}, "cross_session_replay"},
 	}
 	for _, tt := range tests {

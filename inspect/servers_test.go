@@ -2,29 +2,23 @@ package inspect
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"log/slog"
-	"maps"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
-	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/internal/loopback"
+	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // The servers inspected in tests: the reference server in several regimes, the official Go
 // SDK's streamable handler in each of its modes, and mark3labs/mcp-go's, an independent
-// implementation. All on loopback, each for one test.
+// implementation. All on loopback, each for one test. The mcp-go servers are internal/peers'
+// (peerAt), in a process of their own: mcp-go v1.2.1 races in its POST handler, and inside
+// this race-detecting test binary that race failed inspect's tests.
 
 func serve(t *testing.T, h http.Handler, path string) *url.URL {
 	t.Helper()
@@ -56,74 +50,14 @@ func sdkServer(t *testing.T, opts *mcp.StreamableHTTPOptions, versions ...string
 	return serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts), "/mcp")
 }
 
-func mcpgoServer(t *testing.T, opts ...mcpgoserver.StreamableHTTPOption) *url.URL {
+// peerAt starts a real SDK server of internal/peers with the session TTL ttl (0: never ends a
+// session) until the test ends.
+func peerAt(t *testing.T, start func(testing.TB, peers.Options) *peers.Server, ttl time.Duration) (*url.URL, *peers.Server) {
 	t.Helper()
-	s := mcpgoserver.NewMCPServer("mcp-go-under-test", "1", mcpgoserver.WithToolCapabilities(true))
-	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("text")), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-		return mcpgo.NewToolResultText(req.GetString("text", "")), nil
-	})
-	return serve(t, mcpgoserver.NewStreamableHTTPServer(s, opts...), "/mcp")
-}
-
-// sortedStore is the TypeScript SDK's example InMemoryEventStore, in Go, behind mcp-go's
-// transport: one store for all sessions, never purged, ids "<stream>_<ms>_<random>", and a
-// replay that walks the ids sorted as strings (so an event of the same millisecond may sort
-// before the cursor and be skipped). The regime in which inspect once flipped.
-type sortedStore struct {
-	mu     sync.Mutex
-	events map[string]sortedEvent
-}
-
-type sortedEvent struct {
-	stream string
-	msg    json.RawMessage
-}
-
-func (s *sortedStore) StoreEvent(_ context.Context, _, stream string, msg json.RawMessage) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id := fmt.Sprintf("%s_%d_%08x", stream, time.Now().UnixMilli(), rand.Uint32())
-	s.events[id] = sortedEvent{stream, slices.Clone(msg)}
-	return id, nil
-}
-
-func (s *sortedStore) ReplayEventsAfter(_ context.Context, _, last string, send func(string, json.RawMessage) error) (string, error) {
-	s.mu.Lock()
-	at, ok := s.events[last]
-	ids := slices.Sorted(maps.Keys(s.events))
-	events := maps.Clone(s.events)
-	s.mu.Unlock()
-	if !ok {
-		return "", fmt.Errorf("%w: %s", mcpgoserver.ErrUnknownEventID, last)
+	srv := start(t, peers.Options{SessionTTL: ttl})
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, id := range ids {
-		if e := events[id]; id > last && e.stream == at.stream {
-			if err := send(id, e.msg); err != nil {
-				return "", err
-			}
-		}
-	}
-	return at.stream, nil
-}
-
-func (*sortedStore) PurgeSession(context.Context, string) error { return nil }
-
-// sharedSortedStoreServer is mcp-go over a sortedStore, with a tool that sends three progress
-// notifications at once (same millisecond) when given a progress token.
-func sharedSortedStoreServer(t *testing.T, ttl time.Duration) *url.URL {
-	t.Helper()
-	s := mcpgoserver.NewMCPServer("sorted-store", "1", mcpgoserver.WithToolCapabilities(true))
-	s.AddTool(mcpgo.NewTool("burst", mcpgo.WithDescription("reports progress three times at once")),
-		func(ctx context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
-			if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-				for i := 1; i <= 3; i++ {
-					_ = mcpgoserver.ServerFromContext(ctx).SendNotificationToClient(ctx, "notifications/progress",
-						map[string]any{"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": 3})
-				}
-			}
-			return mcpgo.NewToolResultText("done"), nil
-		})
-	return serve(t, mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateful(true),
-		mcpgoserver.WithEventStore(&sortedStore{events: map[string]sortedEvent{}}), mcpgoserver.WithSessionIdleTTL(ttl),
-		mcpgoserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))), "/mcp")
+	return u, srv
 }
