@@ -16,12 +16,23 @@ import (
 // upstream side too.
 func echoServer(t *testing.T) (addr string, ended <-chan struct{}) {
 	t.Helper()
+	done := make(chan struct{}, 16)
+	addr = tcpServer(t, func(c net.Conn) {
+		io.Copy(c, c)
+		done <- struct{}{}
+	})
+	return addr, done
+}
+
+// tcpServer serves each connection on loopback with handle, in a goroutine of its own, and
+// closes the connection when handle returns; the listener ends with the test.
+func tcpServer(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	done := make(chan struct{}, 16)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -30,12 +41,11 @@ func echoServer(t *testing.T) (addr string, ended <-chan struct{}) {
 			}
 			go func() {
 				defer c.Close()
-				io.Copy(c, c)
-				done <- struct{}{}
+				handle(c)
 			}()
 		}
 	}()
-	return ln.Addr().String(), done
+	return ln.Addr().String()
 }
 
 // newProxy starts an Embedded injector with one proxy "p" in front of upstream.

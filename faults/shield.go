@@ -44,6 +44,10 @@ import (
 // server; a server that lets it fill then is cut (its connection closed, Toxiproxy's side told
 // the server is done, and read to its end). HTTP clients do not half-close, so an end of what
 // Toxiproxy sends ends the server's connection once its queue is written.
+//
+// Since every end Toxiproxy reads comes from a relay, the relays also keep connections' ends
+// out of Toxiproxy's changes, which a connection ending in the middle of one can crash
+// (shield_teardown.go).
 
 // ShieldBuffer bounds what a relay holds for one client that is not reading.
 const ShieldBuffer = 1 << 20

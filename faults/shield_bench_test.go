@@ -18,29 +18,14 @@ func (passthrough) Close() error { return nil }
 
 // sink serves each connection with size bytes, then closes it.
 func sink(b *testing.B, size int) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
 	chunk := make([]byte, 64<<10)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	return tcpServer(b, func(c net.Conn) {
+		for left := size; left > 0; left -= len(chunk) {
+			if _, err := c.Write(chunk[:min(left, len(chunk))]); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				for left := size; left > 0; left -= len(chunk) {
-					if _, err := c.Write(chunk[:min(left, len(chunk))]); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // BenchmarkShield measures what the relay adds: per connection (dial, one small reply, close)

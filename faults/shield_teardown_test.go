@@ -15,32 +15,16 @@ import (
 
 // streamServer writes to each connection as fast as it is read, until the peer goes.
 func streamServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		chunk := make([]byte, 16<<10)
+	chunk := make([]byte, 16<<10)
+	return tcpServer(t, func(c net.Conn) {
+		go io.Copy(io.Discard, c)
+		c.SetDeadline(time.Now().Add(time.Minute)) // no connection outlives the test
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := c.Write(chunk); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				go io.Copy(io.Discard, c)
-				c.SetDeadline(time.Now().Add(time.Minute)) // no connection outlives the test
-				for {
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // Connections that end while the proxy's toxics change (clients that read a little and go, as
