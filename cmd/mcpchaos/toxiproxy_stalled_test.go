@@ -92,8 +92,8 @@ func frozenToxiproxy(t *testing.T) (string, int) {
 	return "", 0
 }
 
-// toxiproxyProxies is the upstream of each proxy on the server at api.
-func toxiproxyProxies(api string) (map[string]string, error) {
+// toxiproxyProxies is the listen address and upstream of each proxy on the server at api.
+func toxiproxyProxies(api string) (map[string]proxyAddrs, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, api+"/proxies", nil)
@@ -102,33 +102,32 @@ func toxiproxyProxies(api string) (map[string]string, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	var m map[string]struct{ Upstream string }
+	var m map[string]proxyAddrs
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m); err != nil {
 		return nil, err
 	}
-	up := map[string]string{}
-	for name, p := range m {
-		up[name] = p.Upstream
-	}
-	return up, nil
+	return m, nil
 }
+
+// proxyAddrs is what toxiproxyProxies gives of a proxy.
+type proxyAddrs struct{ Listen, Upstream string }
 
 // groupProxy waits (bounded) for the run's group proxy (named *-probe) and returns its upstream.
 // The run makes it last of all it asks Toxiproxy before its clock starts, so a server frozen
 // once it exists is frozen before the first fault and after every step of the set-up. Not the
 // first proxy seen: that can be the scratch proxy the run checks its faults on, and a server
 // frozen then leaves the set-up waiting on the Toxiproxy client's 30 s timeouts.
-func groupProxy(api string) (string, error) {
+func groupProxy(api string) (proxyAddrs, error) {
 	for i := 0; i < 3000; i++ {
 		ps, _ := toxiproxyProxies(api)
-		for name, up := range ps {
+		for name, p := range ps {
 			if strings.HasSuffix(name, "-probe") {
-				return up, nil
+				return p, nil
 			}
 		}
 		time.Sleep(10 * time.Millisecond) // a bounded poll for the run's proxies
 	}
-	return "", fmt.Errorf("no group proxy appeared on %s", api)
+	return proxyAddrs{}, fmt.Errorf("no group proxy appeared on %s", api)
 }
 
 // stallThenFreeze waits for the run's group proxy, uploads to its upstream (the relay in front
@@ -137,11 +136,11 @@ func groupProxy(api string) (string, error) {
 // toxiproxy-server. The run's first fault makes the relay read at once and cut the server, and
 // the call to the frozen server is abandoned.
 func stallThenFreeze(api string, pid int) error {
-	upstream, err := groupProxy(api)
+	p, err := groupProxy(api)
 	if err != nil {
 		return err
 	}
-	c, err := net.DialTimeout("tcp", upstream, 5*time.Second)
+	c, err := net.DialTimeout("tcp", p.Upstream, 5*time.Second)
 	if err != nil {
 		return err
 	}
