@@ -15,18 +15,23 @@ import (
 // returns its status without reading the stream.
 func rawGet(t *testing.T, u, id string) int {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if id != "" {
-		req.Header.Set("Mcp-Session-Id", id)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openGet(context.Background(), u, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close() // a held stream: closing is enough
 	return resp.StatusCode
+}
+
+// openGet opens the standalone stream with the session id given (none when "").
+func openGet(ctx context.Context, u, id string) (*http.Response, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	return http.DefaultClient.Do(req)
 }
 
 // sortedID is the form of the sorted store's event ids.
@@ -67,11 +72,7 @@ func TestRegimes(t *testing.T) {
 		// The GET stream carries a ping request within 5 s (one every 100 ms on a quiet machine).
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := openGet(ctx, srv.URL, s.id)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("GET stream: %v %v", resp, err)
 		}
@@ -120,11 +121,7 @@ func TestRegimes(t *testing.T) {
 		// Its GET stream sends its headers at once, not with its first keepalive (15 s): a
 		// client waiting request_timeout for them opens it.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := openGet(ctx, srv.URL, s.id)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("GET stream: %v %v (headers not within 5 s?)", resp, err)
 		}
