@@ -20,14 +20,15 @@ import (
 // Every end that Toxiproxy reads comes from a relay of ours (a client's or a server's end, a
 // cut, a "down" fault, the end of what Toxiproxy sent), so a proxy's two relays share a
 // teardowns that (1) holds an end back while a change is under way, passing it once the change
-// is over, and (2) has a change wait, before it begins, for the ends already passed to be seen
-// through: Toxiproxy's chains for both directions of that connection have ended, which the
+// is over, and (2) has an addition that follows a removal made while a connection was on its
+// way out wait, before it begins, for the ends already passed to be seen through (see begin):
+// Toxiproxy's chains for both directions of that connection have ended, which the
 // relays see as Toxiproxy ending what it sends them. A chain that has ended has closed every
 // stage, and no change can take any of them for a live one. Only Toxiproxy's own ends (a
 // toxic that closes a connection: idle_timeout, reset_peer, timeout) are outside this.
 //
 // The wait is bounded by teardownWait: an end that must come through a latency toxic takes
-// that long, and a fault should not wait longer than that for it. Where Toxiproxy is not on
+// as long as the latency, and a fault should not wait longer than a second for it. Where Toxiproxy is not on
 // this machine there is no server relay, and only the clients' side is seen.
 type teardowns struct {
 	mu     sync.Mutex
@@ -44,7 +45,7 @@ type teardowns struct {
 	// changed is closed (and replaced) whenever a conn's state changes, for a waiting change.
 	changed chan struct{}
 	// waits counts the changes that waited for an end to be seen through; late counts those
-	// that gave up after teardownWait (for tests and the debug log).
+	// that gave up after teardownWait (for tests).
 	waits, late int
 }
 
