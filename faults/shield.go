@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpchaos/mcpchaos/internal/servertime"
 )
 
 // Toxiproxy changes a proxy's toxics by pausing every connection's toxic chain: it interrupts
@@ -216,6 +218,22 @@ func (s *Shielded) Stalled(proxy string) []string {
 		out = append(out, sr.stalled()...)
 	}
 	return out
+}
+
+// MeterServer times the server's replies to proxy's connections by the kernel's clock, on the
+// relay between Toxiproxy and the server (see package servertime): the time from a request's
+// last byte written to the reply's first byte arriving, which neither this process's stalls
+// nor Toxiproxy's move. Call it before clients connect. It reports false when proxy has no
+// server relay (Toxiproxy is not on this machine) or the system cannot stamp (not Linux).
+func (s *Shielded) MeterServer(proxy string, m *servertime.Meter) bool {
+	s.mu.Lock()
+	sr := s.servers[proxy]
+	s.mu.Unlock()
+	if sr == nil || !servertime.Supported {
+		return false
+	}
+	sr.meter.Store(m)
+	return true
 }
 
 func (s *Shielded) relay(name string) *relay {

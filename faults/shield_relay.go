@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/servertime"
 )
 
 // relay is one listener and its connections: in front of a proxy (inner is the proxy; the
@@ -25,6 +27,8 @@ type relay struct {
 	gate        *teardowns  // shared by a proxy's two relays
 
 	draining atomic.Int32 // Toxiproxy calls under way on the proxy: read at once (see during)
+	// meter times the server's replies on a server relay's connections to it (Shielded.MeterServer)
+	meter atomic.Pointer[servertime.Meter]
 
 	mu     sync.Mutex
 	addr   string
@@ -158,6 +162,17 @@ type relayConn struct {
 	// endPassed: an end of ours went to Toxiproxy on src; endSeen: Toxiproxy ended what it
 	// sends on src (both guarded by r.gate.mu; see teardowns)
 	endPassed, endSeen bool
+	// timed, on a server relay with a meter, reads and writes dst so that the server's replies
+	// are timed by the kernel's stamps (nil: dst unmeasured)
+	timed *servertime.Conn
+}
+
+// dstIO is what reads and writes dst: the timed connection where there is one.
+func (rc *relayConn) dstIO() io.ReadWriter {
+	if rc.timed != nil {
+		return rc.timed
+	}
+	return rc.dst
 }
 
 func (r *relay) serve(accepted *net.TCPConn) {
@@ -178,6 +193,9 @@ func (r *relay) serve(accepted *net.TCPConn) {
 	}
 	if r.server {
 		rc.dst = dc.(*net.TCPConn)
+		if m := r.meter.Load(); m != nil {
+			rc.timed, _ = servertime.Wrap(rc.dst, m) // unmeasured where the kernel cannot stamp
+		}
 	} else {
 		rc.src = dc.(*net.TCPConn)
 		r.gate.open(rc)
@@ -216,7 +234,7 @@ func (rc *relayConn) endSrc(end func() error) { rc.r.gate.pass(rc, func() { end(
 // connection with an ordinary close (see resetNotes). A client's broken connection is found
 // by write, which cuts it.
 func (rc *relayConn) back() {
-	_, err := io.Copy(rc.src, rc.dst)
+	_, err := io.Copy(rc.src, rc.dstIO())
 	switch {
 	case err == nil:
 		rc.endSrc(rc.src.CloseWrite)
@@ -294,7 +312,7 @@ func (rc *relayConn) write() {
 			continue
 		}
 		rc.dst.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
-		_, err := rc.dst.Write(chunk)
+		_, err := rc.dstIO().Write(chunk)
 		rc.queued.Add(-int64(len(chunk)))
 		putChunk(chunk)
 		rc.wake()
