@@ -122,6 +122,7 @@ func (ts Tolerances) For(group, metric string) Tolerance {
 //	retry_amplification                          +10%
 //	*_latency and detection_delay p50/p90/p99/mean  +10%,+1ms  grows 10% and 1ms
 //	... p99.9                                    +20%,+1ms
+//	server_latency.p5 (the server's floor)       +10%,+1ms
 //	false_healthy_seconds                        +10%,+1s
 //	errors, errors.*, calls_skipped              +10%,+3
 //	tool_calls_ok                                -10%         may fall 10%
@@ -158,6 +159,7 @@ func DefaultTolerances() Tolerances {
 		}
 		ts = append(ts, must(h+".p99.9", "+20%,+1ms"))
 	}
+	ts = append(ts, must(FloorHist+"."+FloorStat, "+10%,+1ms"))
 	ts = append(ts, must("false_healthy_seconds", "+10%,+1s"), must("errors", "+10%,+3"), must("errors.*", "+10%,+3"),
 		must("calls_skipped", "+10%,+3"),
 		must("tool_calls_ok", "-10%"))

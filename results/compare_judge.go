@@ -67,7 +67,9 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		judgeControl(&row, x.control)
 	case m.Interval():
 		judgeLatency(&row, m, t, x.bgs, x.cg)
-		explainedByRunner(&row, x.lagGrowth)
+		if !m.KernelTimed() { // the kernel's clock: the runner's lag is not in it
+			explainedByRunner(&row, x.lagGrowth)
+		}
 	case m.Key() == "tool_calls_ok":
 		judgeWorkDone(&row, m, t, x.bgs, x.cg)
 	default:
