@@ -105,6 +105,10 @@ type Run struct {
 	// Notes say in words what the numbers cannot: a stateless target, estimated deaths, where
 	// the proxies were (v2).
 	Notes []string `json:"notes,omitempty"`
+	// Findings are what the server did wrong that the run counted without failing on it, each
+	// named by its counter (a protocol violation: errors.protocol); a threshold on the counter
+	// makes one fail the gate (v2).
+	Findings []string `json:"findings,omitempty"`
 	// Aborted says why a threshold with abort_on_fail stopped the run early (v2).
 	Aborted string `json:"aborted,omitempty"`
 	// Shard is set when this run was one shard of a fleet (mcpchaos run --shard) (v2).
