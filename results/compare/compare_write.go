@@ -1,14 +1,15 @@
-package results
+package compare
 
 import (
 	"encoding/xml"
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // judged reports whether a row was judged (whatever the outcome), not only reported.
@@ -151,24 +152,10 @@ func (r RunRef) describe() string {
 	if r.Shard != "" {
 		s += ", shard " + r.Shard
 	}
-	if l := FormatLabels(r.Labels); l != "" {
+	if l := results.FormatLabels(r.Labels); l != "" {
 		s += ", " + l
 	}
 	return s + ")"
-}
-
-// FormatLabels writes a run's labels as key=value, sorted by key, comma-separated.
-func FormatLabels(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	return strings.Join(parts, " ")
 }
 
 // writeHeader names the baselines and the current run.
@@ -187,10 +174,10 @@ func writeHeader(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "current  %s\n", c.Current.describe())
 }
 
-// WriteComparison prints the comparison: the current run's status when it is not a good
+// Write prints the comparison: the current run's status when it is not a good
 // one, the verdict, what changed in words, then the judged rows that moved as a table (every
 // row with all), one line counting the rows only reported, and the runs compared.
-func WriteComparison(w io.Writer, c *Comparison, all bool) error {
+func Write(w io.Writer, c *Comparison, all bool) error {
 	if c.CurrentRun != "" {
 		fmt.Fprintln(w, c.CurrentRun)
 	}
@@ -227,10 +214,10 @@ func WriteComparison(w io.Writer, c *Comparison, all bool) error {
 	return err
 }
 
-// WriteComparisonMarkdown prints the comparison for a pull-request comment, short: the
+// WriteMarkdown prints the comparison for a pull-request comment, short: the
 // verdict as a headline, the current run's status, what changed in words, the regressions
 // (and with all, every row), and one line of counts.
-func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
+func WriteMarkdown(w io.Writer, c *Comparison, all bool) error {
 	head := c.Headline()
 	fmt.Fprintf(w, "### mcpchaos compare: %s\n\n", head)
 	if c.CurrentRun != "" {
@@ -247,7 +234,7 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
 		base = fmt.Sprintf("Baseline: %d runs (newest `%s`, %s)", len(c.Baselines), c.Base.File, c.Base.Start.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "Workload `%s`. %s, current `%s` (%s).\n\n", c.Current.Workload, base, c.Current.File, c.Current.Start.UTC().Format(time.RFC3339))
-	if l := FormatLabels(c.Current.Labels); l != "" {
+	if l := results.FormatLabels(c.Current.Labels); l != "" {
 		fmt.Fprintf(w, "Current run: `%s`.\n\n", mdEscape(l))
 	}
 	if c.Forced != "" {
@@ -284,11 +271,53 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// WriteComparisonJUnit writes the comparison as JUnit: a test case "compare verdict" that
+// JUnit XML, in the layout CI systems read (as results.WriteJUnit writes a run's).
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name       string          `xml:"name,attr"`
+		Tests      int             `xml:"tests,attr"`
+		Failures   int             `xml:"failures,attr"`
+		Errors     int             `xml:"errors,attr"`
+		Skipped    int             `xml:"skipped,attr"`
+		Time       string          `xml:"time,attr"`
+		Timestamp  string          `xml:"timestamp,attr"`
+		Properties []junitProperty `xml:"properties>property"`
+		Cases      []junitCase     `xml:"testcase"`
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		Classname string        `xml:"classname,attr"`
+		Time      string        `xml:"time,attr"`
+		Failure   *junitFailure `xml:"failure,omitempty"`
+		Skipped   *junitSkipped `xml:"skipped,omitempty"`
+		SystemOut string        `xml:"system-out,omitempty"`
+	}
+	junitFailure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	junitSkipped struct {
+		Message string `xml:"message,attr"`
+	}
+)
+
+// WriteJUnit writes the comparison as JUnit: a test case "compare verdict" that
 // fails when the verdict is regressed or could not run and is skipped when it is inconclusive
 // (its message says the verdict word and why), and a failing case per regressed row, so that
 // a CI's test report shows what the job's status shows.
-func WriteComparisonJUnit(w io.Writer, c *Comparison) error {
+func WriteJUnit(w io.Writer, c *Comparison) error {
 	class := "mcpchaos.compare." + c.Current.Workload
 	s := junitSuite{Name: "mcpchaos compare: " + c.Current.Workload, Time: "0",
 		Timestamp:  c.Current.Start.UTC().Format(time.RFC3339),
@@ -318,6 +347,9 @@ func WriteComparisonJUnit(w io.Writer, c *Comparison) error {
 		s.Tests++
 		if jc.Failure != nil {
 			s.Failures++
+		}
+		if jc.Skipped != nil {
+			s.Skipped++
 		}
 	}
 	doc := junitSuites{Name: "mcpchaos compare", Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
