@@ -101,7 +101,7 @@ func (c *Comparison) outcome(cur *results.Export) string {
 // a starved run's latency is not judged at all, and the verdict says inconclusive.
 func (c *Comparison) floorJudged() bool {
 	for _, r := range c.Rows {
-		if m, err := gate.ParseMetric(r.Metric); err == nil && m.KernelTimed() {
+		if m, err := gate.ParseMetric(r.Metric); err == nil && m.KernelTimed() && r.Current != nil && r.Base != nil {
 			switch r.Verdict {
 			case VerdictOK, VerdictSame, VerdictNoise, VerdictRegressed, VerdictImproved:
 				return true
