@@ -34,7 +34,7 @@ cleanup() {
   wait 2>/dev/null
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'cleanup; exit 130' INT TERM
 mkdir -p "$OUT" && cd "$OUT" || exit 1
 echo "$RUNS" >runs; echo "$LOADS" >loads
 (cd "$ROOT" && go build -o "$OUT/mcpchaos" ./cmd/mcpchaos) || exit 1

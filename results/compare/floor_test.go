@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,28 @@ func TestCompareVerdictWords(t *testing.T) {
 	}
 	if v := doc.Suites[0].Cases[0]; c.Outcome != OutcomeInconclusive || v.Skipped == nil || v.Failure != nil || !strings.Contains(v.Skipped.Message, "INCONCLUSIVE") {
 		t.Errorf("inconclusive (%q) in JUnit: %+v", c.Outcome, v)
+	}
+}
+
+// Session facts are the server's counts: judged on a starved runner, said in words.
+func TestCompareSessionFactsOnAStarvedRunner(t *testing.T) {
+	bases := starvedBaseline(t)
+	for _, p := range bases {
+		p.Export.Group("probe").Counters["sessions_dead"] = 3
+	}
+	cur := starvedRun(t, 7, 0)
+	cur.Group("probe").Counters["sessions_dead"] = 6
+	c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
+	if r := row(c, "probe", "sessions_dead"); r.Verdict != VerdictRegressed {
+		t.Errorf("deaths 3 → 6 on a starved runner: %s (%s), want regressed", r.Verdict, r.Note)
+	}
+	if c.Outcome != OutcomeRegressed || !slices.ContainsFunc(c.Findings, func(f string) bool {
+		return strings.Contains(f, "sessions now die more often") && strings.Contains(f, "group probe lost 6 sessions (was 3)")
+	}) {
+		t.Errorf("verdict %q, findings %q", c.Outcome, c.Findings)
+	}
+	cur.Group("probe").Counters["sessions_dead"] = 3
+	if r := row(Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances()), "probe", "sessions_dead"); r.Verdict != VerdictSame {
+		t.Errorf("the same deaths: %s (%s)", r.Verdict, r.Note)
 	}
 }
