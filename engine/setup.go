@@ -13,6 +13,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
@@ -77,7 +78,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		return configErr("group %s: %w", g.Name, err)
 	}
 	if g.Policy == policy.ClientTSSDK || g.Policy == policy.ClientTSClient {
-		if err := fleet.CheckTSWorker(g.Policy); err != nil {
+		if err := tsworker.Check(g.Policy); err != nil {
 			return configErr("group %s: %w", g.Name, err)
 		}
 	}
