@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/merge"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -272,12 +273,12 @@ func startServeProcess(self, arg string, stderr io.Writer) (string, func(), erro
 		}
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	fields := strings.Fields(line)
-	if err != nil || len(fields) < 5 || !strings.HasPrefix(fields[4], "http://") {
+	url, perr := refserver.ParseReadyLine(line)
+	if err != nil || perr != nil {
 		stop()
-		return "", nil, errors.Join(errors.New("the reference server did not say where it listens"), err)
+		return "", nil, errors.Join(errors.New("the reference server did not say where it listens"), err, perr)
 	}
-	return fields[4], stop, nil
+	return url, stop, nil
 }
 
 // selfPath is the command to start more mcpchaos processes with: the program as it was invoked
