@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/metrics/prom"
 )
 
 func TestLiveMetrics(t *testing.T) {
@@ -20,7 +21,7 @@ func TestLiveMetrics(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond} {
 		naive.Record(metrics.ToolCallLatency, 0, d)
 	}
-	lm, err := serveMetrics("127.0.0.1:0", map[string]string{"workload": "w"}, metrics.NewCollector([]*metrics.Recorder{naive}, func(int) int64 { return 2 }))
+	lm, err := serveMetrics("127.0.0.1:0", map[string]string{"workload": "w"}, prom.NewCollector([]*metrics.Recorder{naive}, func(int) int64 { return 2 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func scrape(t *testing.T, addr string) string {
 // linger time passes), then closes.
 func TestLiveMetricsLinger(t *testing.T) {
 	rec := metrics.NewRecorder("naive", "naive", 1)
-	lm, err := serveMetrics("127.0.0.1:0", nil, metrics.NewCollector([]*metrics.Recorder{rec}, nil))
+	lm, err := serveMetrics("127.0.0.1:0", nil, prom.NewCollector([]*metrics.Recorder{rec}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/metrics/prom"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -97,11 +98,11 @@ func (m *metricsObserver) Start(v *engine.View) error {
 		labels["shard"] = strconv.Itoa(v.Shard.Index)
 	}
 	lm, err := serveMetrics(m.addr, labels,
-		metrics.NewCollector(v.Recorders(), v.Believed),
-		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
-			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
+		prom.NewCollector(v.Recorders(), v.Believed),
+		prom.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() prom.RunState {
+			return prom.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
 		}),
-		metrics.NewGeneratorCollector(func() metrics.GeneratorState { return generatorState(v) }))
+		prom.NewGeneratorCollector(func() prom.GeneratorState { return generatorState(v) }))
 	if err != nil {
 		return err
 	}
@@ -131,12 +132,12 @@ func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io
 
 // generatorState is the generator's last window for the live endpoint (zero before the first
 // window closed, or in a view without a generator).
-func generatorState(v *engine.View) metrics.GeneratorState {
+func generatorState(v *engine.View) prom.GeneratorState {
 	if v.Generator == nil {
-		return metrics.GeneratorState{}
+		return prom.GeneratorState{}
 	}
 	l := v.Generator()
-	return metrics.GeneratorState{
+	return prom.GeneratorState{
 		TimerLagP99S: l.TimerLagP99 / 1e6, SchedP99S: l.SchedP99 / 1e6, CPUShare: l.CPUShare,
 		CPUWaitShare: l.CPUWaitShare, GCPauseS: l.GCPause / 1e6, Starved: l.Starved, StarvedTotalS: l.StarvedS,
 	}
