@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/merge"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -165,7 +166,7 @@ func mergeShards(ctx context.Context, w *workloads.Workload, fl runFlags, out, d
 		}
 		return fmt.Errorf("no shard wrote an export: %s", strings.Join(missing, ", "))
 	}
-	merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: true})
+	merged, err := merge.Merge(parts, merge.Options{AllowPartial: true})
 	if err != nil {
 		return fmt.Errorf("merging the shards: %w", err)
 	}
