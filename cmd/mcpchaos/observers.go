@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/metrics/prom"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -82,13 +83,13 @@ func viewStatus(v *engine.View) statusSource {
 	}
 }
 
-// metricsObserver serves the run's live numbers at --metrics-addr (metrics.Serve) while the
+// metricsObserver serves the run's live numbers at --metrics-addr (prom.Serve) while the
 // run goes on; after it, the final numbers until a scrape has read them or --metrics-linger
 // has passed (linger, called once the export is written).
 type metricsObserver struct {
 	addr     string
 	stderr   io.Writer
-	lm       *metrics.Endpoint
+	lm       *prom.Endpoint
 	finished atomic.Bool // read by scrapes: mcpchaos_run_finished
 }
 
@@ -97,12 +98,12 @@ func (m *metricsObserver) Start(v *engine.View) error {
 	if v.Shard != nil {
 		labels["shard"] = strconv.Itoa(v.Shard.Index)
 	}
-	lm, err := metrics.Serve(m.addr, labels,
-		metrics.NewCollector(v.Recorders(), v.Believed),
-		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
-			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
+	lm, err := prom.Serve(m.addr, labels,
+		prom.NewCollector(v.Recorders(), v.Believed),
+		prom.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() prom.RunState {
+			return prom.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
 		}),
-		metrics.NewGeneratorCollector(func() metrics.GeneratorState { return generatorState(v) }))
+		prom.NewGeneratorCollector(func() prom.GeneratorState { return generatorState(v) }))
 	if err != nil {
 		return fmt.Errorf("--metrics-addr %s: %w", m.addr, err)
 	}
@@ -119,7 +120,7 @@ func (m *metricsObserver) Stop(*engine.View, time.Time) {
 	}
 }
 
-// linger serves the final numbers for a while (see metrics.Endpoint.Linger), then closes.
+// linger serves the final numbers for a while (see prom.Endpoint.Linger), then closes.
 func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io.Writer) {
 	if m == nil || m.lm == nil {
 		return
@@ -134,12 +135,12 @@ func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io
 
 // generatorState is the generator's last window for the live endpoint (zero before the first
 // window closed, or in a view without a generator).
-func generatorState(v *engine.View) metrics.GeneratorState {
+func generatorState(v *engine.View) prom.GeneratorState {
 	if v.Generator == nil {
-		return metrics.GeneratorState{}
+		return prom.GeneratorState{}
 	}
 	l := v.Generator()
-	return metrics.GeneratorState{
+	return prom.GeneratorState{
 		TimerLagP99S: l.TimerLagP99 / 1e6, SchedP99S: l.SchedP99 / 1e6, CPUShare: l.CPUShare,
 		CPUWaitShare: l.CPUWaitShare, GCPauseS: l.GCPause / 1e6, Starved: l.Starved, StarvedTotalS: l.StarvedS,
 	}
