@@ -235,7 +235,7 @@ func (d *decoder) waitFor(en *entry, path string) *WaitFor {
 		d.errorf(en.key, path, "says neither what to wait for; give a url (answering 2xx when ready) or a command (exiting 0 when ready)")
 	}
 	w.Timeout = wm.durationAtLeast("timeout", defaultWaitTimeout, 0, true)
-	w.Interval = wm.durationAtLeast("interval", defaultWaitInterval, 0, true)
+	w.Interval = wm.loopDuration("interval", defaultWaitInterval, minRetryInterval, false)
 	return w
 }
 

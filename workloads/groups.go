@@ -142,7 +142,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.RetryBackoff = m.durationAtLeast("retry_backoff", defaultRetryBackoff, 0, false)
 	g.Probe = m.oneOf("probe", probes)
 	g.DeadStatuses = d.deadStatuses(m)
-	g.CallEvery = m.durationAtLeast("call_every", defaultCallEvery, 0, true)
+	g.CallEvery = m.loopDuration("call_every", defaultCallEvery, minCallEvery, false)
 	if tf := m.field("tool"); tf != nil && d.urlTarget {
 		if s, ok := d.str(tf); ok && s != "" {
 			g.Tool, g.ToolWhere = s, d.where(tf.node)

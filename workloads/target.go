@@ -256,8 +256,8 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 			}
 		}
 	}
-	b.NotifyInterval = m.durationAtLeast("notify_interval", defaultNotifyInterval, 0, false)
-	b.Keepalive = m.durationAtLeast("keepalive", 0, 0, false)
+	b.NotifyInterval = m.loopDuration("notify_interval", defaultNotifyInterval, minServerTick, true)
+	b.Keepalive = m.loopDuration("keepalive", 0, minServerTick, true)
 	b.Retry = m.durationAtLeast("retry", 0, 0, false)
 	if rf := m.field("retry"); rf != nil && b.Retry%time.Millisecond != 0 {
 		d.errorf(rf.node, rf.path, "%s is not a whole number of milliseconds, which is all SSE's retry field can carry; round it, e.g. %s",
