@@ -137,7 +137,7 @@ func (r *runner) buildProbes() error {
 		case p.Command != nil:
 			c := p.Command
 			sp.probe.Check = steady.Command{Command: c.Command, Args: c.Args, Env: sp.env, ExitStatus: c.ExitStatus,
-				OutputContains: c.OutputContains, Number: p.Tolerance != "", MaxOutput: c.MaxOutput, Redact: set.Bytes}
+				OutputContains: c.OutputContains, Number: p.Tolerance != "", MaxOutput: c.MaxOutput, Redact: set.Bytes, Groups: r.groups}
 		}
 	}
 	return nil
