@@ -92,6 +92,8 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.secrets = runSecrets(r.w)
 	r.groups = &faults.Groups{}
+	r.opts.abandon.addGroups(r.groups)
+	defer r.opts.abandon.forgetGroups(r.groups)
 	r.opts.stderr = r.secrets.Writer(r.opts.stderr)
 	defer func() { exp, err = r.redactOut(exp, err) }() // runs last: after the recover below
 	r.guard = guard.New(stopAll, r.opts.stderr)

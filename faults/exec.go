@@ -76,10 +76,7 @@ func (e Exec) run(ctx context.Context, env Env) Outcome {
 	if env.Since != nil {
 		out.Steps = []Step{{At: env.Since(), Target: "exec"}}
 	}
-	err := cmd.Run()
-	if cmd.Process != nil {
-		e.Groups.keep(cmd.Process.Pid, "exec "+e.Command)
-	}
+	err := e.Groups.run(cmd, "exec "+e.Command)
 	output := buf.Bytes()
 	if e.Redact != nil {
 		output = e.Redact(output)

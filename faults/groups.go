@@ -2,6 +2,8 @@ package faults
 
 import (
 	"fmt"
+	"os/exec"
+	"slices"
 	"sync"
 	"syscall"
 )
@@ -9,9 +11,11 @@ import (
 // Groups are the process groups of the commands a run started: exec actions (faults and
 // rollbacks), wait_for commands, steady-state command probes. Each command runs in a group
 // of its own, and what it starts stays there unless it leaves on purpose (setsid); a child
-// may outlive the command (a daemon it spawned, a `sleep` holding its output open). End kills
-// every group that still has a process when the run ends and says which, so nothing a run
-// started outlives it. A nil *Groups records nothing.
+// may outlive the command (a daemon it spawned, a `sleep` holding its output open). A group
+// is recorded from the command's start; once the command has exited, it is kept only if a
+// process is left in it (an empty group can never gain a member again, and its number may
+// then be given to another process). End kills every recorded group that still has a process
+// and says which, so nothing a run started outlives it. A nil *Groups records nothing.
 type Groups struct {
 	mu     sync.Mutex
 	groups []startedGroup
@@ -19,14 +23,12 @@ type Groups struct {
 
 type startedGroup struct {
 	pgid int
-	what string // "exec rollback-deploy.sh", for the export's note
+	what string // "exec rollback.sh", for the export's note
 }
 
-// keep records the group a finished command led (its pid: it was started with Setpgid) if a
-// process is left in it. An empty group is not recorded: it can never gain a member again,
-// and once empty its number may be given to another process.
-func (g *Groups) keep(pgid int, what string) {
-	if g == nil || pgid <= 0 || syscall.Kill(-pgid, 0) != nil {
+// started records the group a command leads (its pid: it was started with Setpgid).
+func (g *Groups) started(pgid int, what string) {
+	if g == nil || pgid <= 0 {
 		return
 	}
 	g.mu.Lock()
@@ -34,8 +36,20 @@ func (g *Groups) keep(pgid int, what string) {
 	g.groups = append(g.groups, startedGroup{pgid, what})
 }
 
+// exited forgets the group of a command that has exited and been waited for, if nothing is
+// left in it.
+func (g *Groups) exited(pgid int) {
+	if g == nil || syscall.Kill(-pgid, 0) == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.groups = slices.DeleteFunc(g.groups, func(sg startedGroup) bool { return sg.pgid == pgid })
+}
+
 // End kills (SIGKILL) every recorded group that still has a process, and returns a line for
-// each: what started it and its group id. Groups are forgotten once ended.
+// each: what started it and its group id. Groups are forgotten once ended. It may run while
+// commands still run (a second signal): theirs are killed too.
 func (g *Groups) End() []string {
 	if g == nil {
 		return nil
@@ -54,4 +68,15 @@ func (g *Groups) End() []string {
 		}
 	}
 	return ended
+}
+
+// run starts cmd (made with Setpgid), records its group and waits for it.
+func (g *Groups) run(cmd *exec.Cmd, what string) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	g.started(cmd.Process.Pid, what)
+	err := cmd.Wait()
+	g.exited(cmd.Process.Pid)
+	return err
 }

@@ -86,10 +86,7 @@ func (w WaitFor) try(ctx context.Context) (bool, string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = execWaitDelay
-	err := cmd.Run()
-	if cmd.Process != nil {
-		w.Groups.keep(cmd.Process.Pid, "wait_for "+w.Command[0])
-	}
+	err := w.Groups.run(cmd, "wait_for "+w.Command[0])
 	if err != nil && !errors.Is(err, exec.ErrWaitDelay) { // ErrWaitDelay: it exited 0
 		return false, err.Error()
 	}
