@@ -49,6 +49,9 @@ type runner struct {
 	gen  *generator.Sampler
 
 	secrets *redact.Set // cut out of all that leaves the run (secrets.go)
+	// groups are the process groups of the commands the run started (exec actions, wait_for,
+	// command probes): what is left in them is ended when the run ends (endGroups).
+	groups *faults.Groups
 
 	steady         *steadyState   // the steady-state probes, nil when none (steady.go)
 	rollbacks      []rollbackPlan // run at the end of every run (rollback.go)
@@ -91,11 +94,15 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	defer stopAll()
 	r := &runner{plan: plan, w: plan.workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.secrets = runSecrets(r.w)
+	r.groups = &faults.Groups{}
+	r.opts.abandon.addGroups(r.groups)
+	defer r.opts.abandon.forgetGroups(r.groups)
 	r.opts.stderr = r.secrets.Writer(r.opts.stderr)
 	defer func() { exp, err = r.redactOut(exp, err) }() // runs last: after the recover below
 	r.guard = guard.New(stopAll, r.opts.stderr)
 	ctx = guard.With(ctx, r.guard)
 	defer r.close()
+	defer func() { exp = r.endGroups(exp) }()               // after the rollbacks: what any command left running
 	defer func() { exp, err = r.rollBack(ctx, exp, err) }() // every exit, before the proxies go (rollback.go)
 	defer func() {                                          // a panic in the run's own goroutine: reported; r.close still removes the proxies
 		if v := recover(); v != nil {
