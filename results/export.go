@@ -209,6 +209,9 @@ type Group struct {
 	FalseHealthySeconds float64              `json:"false_healthy_seconds"`
 	RetryAmplification  float64              `json:"retry_amplification"`
 	Histograms          map[string]Histogram `json:"histograms"`
+	// Causes splits the transport errors by whose they are, and counts the late calls (v2,
+	// absent in exports of earlier versions: causes.go).
+	Causes *Causes `json:"causes,omitempty"`
 }
 
 // Histogram is a latency histogram: its summary, and the full HdrHistogram (V2 compressed,

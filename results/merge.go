@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/mcpchaos/mcpchaos/generator"
 )
 
 // MismatchError refuses to combine exports that do not belong together: shards of different
@@ -102,11 +100,8 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
 	e.SteadyState, e.Rollbacks = mergeSteady(parts, e.Run.Start) // steady_merge.go
-	var gens []*generator.Report
-	for _, p := range parts {
-		gens = append(gens, p.Export.Generator)
-	}
-	e.Generator = generator.Combine(gens)
+	e.Generator = mergeGenerator(parts, e)                       // merge_generator.go
+	e.Attribute()                                                // whose errors: on the merged timeline and starved windows
 	var note string
 	if e.Topology, note = mergeTopology(parts); note != "" {
 		e.Run.Notes = append(e.Run.Notes, note)

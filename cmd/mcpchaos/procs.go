@@ -127,6 +127,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	// The summary first: a full disk found when writing the export must not lose it.
 	if !fl.quiet {
 		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
+		writeIncomplete(stdout, merged)
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
@@ -150,6 +151,9 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	}
 	if err := res.Err(); err != nil {
 		return err
+	}
+	if err := incompleteErr(merged, true); err != nil {
+		return err // starved by its own plan, or its errors its own: it did not measure the server
 	}
 	return verdictError(merged)
 }

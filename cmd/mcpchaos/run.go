@@ -327,6 +327,11 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 	case err != nil:
 		return err
 	}
+	if plan.Shard == nil { // a shard's is judged on the merge, as its thresholds are
+		if err := incompleteErr(exp, false); err != nil {
+			return err // the run did not measure the server: its gate says nothing of it
+		}
+	}
 	return runGate(plan, exp)
 }
 
@@ -356,6 +361,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		}
 		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard), exp.Run.Target,
 			exp.Run.End.Sub(exp.Run.Start).Round(time.Millisecond), status)
+		writeIncomplete(stdout, exp)
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
