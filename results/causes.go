@@ -22,6 +22,9 @@ type Causes struct {
 	// CallsLate are the calls that began more than LateAfter after their turn (turn_lag): the
 	// generator could not make them on time, whatever the server did.
 	CallsLate int64 `json:"calls_late"`
+	// SkippedWhileStarved are the turns skipped behind a call still running (calls_skipped)
+	// in the intervals where own_while_starved is counted: calls the generator did not make.
+	SkippedWhileStarved int64 `json:"skipped_while_starved"`
 }
 
 // LateAfter is how late after its turn a call may begin before it counts as late: 200 times
@@ -70,13 +73,15 @@ func (e *Export) Attribute() {
 	var all Causes
 	for i := range e.Groups {
 		g := &e.Groups[i]
-		c := causesOf(g, e.whileStarved(g.Name, starved))
+		c := causesOf(g, e.whileStarved(g.Name, starved, timeouts))
+		c.SkippedWhileStarved = e.whileStarved(g.Name, starved, skipped)
 		g.Causes = &c
 		all.OwnLimits += c.OwnLimits
 		all.OwnWhileStarved += c.OwnWhileStarved
 		all.OwnErrors += c.OwnErrors
 		all.ServerErrors += c.ServerErrors
 		all.CallsLate += c.CallsLate
+		all.SkippedWhileStarved += c.SkippedWhileStarved
 	}
 	e.Overall.Causes = &all
 }
@@ -100,9 +105,13 @@ func causesOf(g *Group, whileStarved int64) Causes {
 	return c
 }
 
-// whileStarved is how many timeouts the group's timeline recorded in intervals that
-// overlap a starved window (its samples hold running totals).
-func (e *Export) whileStarved(group string, starved func(t0, t1 float64) bool) int64 {
+// timeouts and skipped read a running total off a timeline sample.
+func timeouts(s GroupSample) int64 { return s.Errors[metrics.ErrTimeout.String()] }
+func skipped(s GroupSample) int64  { return s.Counters[metrics.CallsSkipped.String()] }
+
+// whileStarved is how much of a running total (total) the group's timeline grew in intervals
+// that starved says are the generator's (its samples hold running totals).
+func (e *Export) whileStarved(group string, starved func(t0, t1 float64) bool, total func(GroupSample) int64) int64 {
 	if starved == nil || e.Timeline == nil {
 		return 0
 	}
@@ -111,7 +120,7 @@ func (e *Export) whileStarved(group string, starved func(t0, t1 float64) bool) i
 	var n, prev int64
 	prevT := 0.0
 	for _, s := range ss {
-		now := s.Groups[group].Errors[metrics.ErrTimeout.String()]
+		now := total(s.Groups[group])
 		if now > prev && starved(prevT, s.TS) {
 			n += now - prev
 		}
@@ -138,17 +147,18 @@ func (e *Export) OwnErrorsWhy() string {
 }
 
 // LateWhy says when the generator could not keep the workload's schedule ("" when it could):
-// more than 1% of the turns (and at least 10) began over LateAfter late, so the server was
-// not given the load the workload asked for.
+// of the turns, more than 1% (and at least 10) began over LateAfter late or were skipped while
+// it was starved, so the server was not given the load the workload asked for.
 func (e *Export) LateWhy() string {
 	c := e.Overall.Causes
 	if c == nil {
 		return ""
 	}
-	turns := e.Overall.Histograms[metrics.TurnLag.String()].Count
-	if c.CallsLate < 10 || c.CallsLate*100 <= turns {
+	turns := e.Overall.Histograms[metrics.TurnLag.String()].Count + e.Overall.Counters[metrics.CallsSkipped.String()]
+	missed := c.CallsLate + c.SkippedWhileStarved
+	if missed < 10 || missed*100 <= turns {
 		return ""
 	}
-	return fmt.Sprintf("%d of its %d calls began over %s after their turn: the server was not given the load the workload asked for",
-		c.CallsLate, turns, time.Duration(LateAfter)*time.Microsecond)
+	return fmt.Sprintf("%d of its %d turns were not made on time (%d calls began over %s late, %d turns skipped while it was starved): the server was not given the load the workload asked for",
+		missed, turns, c.CallsLate, time.Duration(LateAfter)*time.Microsecond, c.SkippedWhileStarved)
 }

@@ -64,7 +64,7 @@ func writeCausesCSV(cw *csv.Writer, g *Group) error {
 		name string
 		v    int64
 	}{{"own_errors", c.OwnErrors}, {"own_errors_while_starved", c.OwnWhileStarved}, {"own_errors_limits", c.OwnLimits},
-		{"server_errors", c.ServerErrors}, {"calls_late", c.CallsLate}} {
+		{"server_errors", c.ServerErrors}, {"calls_late", c.CallsLate}, {"skipped_while_starved", c.SkippedWhileStarved}} {
 		if err := cw.Write([]string{g.Name, g.Policy, "causes." + r.name, strconv.FormatInt(r.v, 10), "count"}); err != nil {
 			return err
 		}

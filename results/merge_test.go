@@ -316,7 +316,7 @@ func fullShards(t *testing.T) []Part {
 			}
 			g.Counters["errors_own_limits"] = map[bool]int64{true: 6, false: 3}[g == &e.Overall]
 		}
-		e.Timeline.Samples[7].Groups["probe"] = GroupSample{Errors: map[string]int64{"timeout": 4}} // in the starved window, after the fault
+		e.Timeline.Samples[7].Groups["probe"] = GroupSample{Errors: map[string]int64{"timeout": 4}, Counters: map[string]int64{"calls_skipped": 3}} // in the starved window, after the fault
 		e.Actions = []ActionAt{
 			{Action: "deploy", Kind: "restart", StartedAtS: 2, EndedAtS: 3, Detail: "replica 1 of 2"},
 			{Action: "script", Kind: "exec", StartedAtS: 1 + float64(i), EndedAtS: 4, Command: []string{"./deploy.sh"},

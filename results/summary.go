@@ -65,11 +65,11 @@ var summaryRows = []struct {
 		}
 		return fmt.Sprintf("%d (starved %d, own limits %d)", c.OwnErrors, c.OwnWhileStarved, c.OwnLimits)
 	}},
-	{"calls late (over 1s)", func(g *Group) string {
+	{"calls late (over 1s) / skipped starved", func(g *Group) string {
 		if g.Causes == nil {
 			return "-"
 		}
-		return fmt.Sprint(g.Causes.CallsLate)
+		return fmt.Sprintf("%d / %d", g.Causes.CallsLate, g.Causes.SkippedWhileStarved)
 	}},
 }
 

@@ -166,7 +166,7 @@ func writeIncomplete(w io.Writer, exp *results.Export) {
 		}
 		late := ""
 		if c := exp.Overall.Causes; c != nil {
-			late = fmt.Sprintf("; %d calls began over 1s late, %d transport errors came while it was starved", c.CallsLate, c.OwnWhileStarved)
+			late = fmt.Sprintf("; %d calls began over 1s late, %d turns were skipped and %d timeouts came while it was starved", c.CallsLate, c.SkippedWhileStarved, c.OwnWhileStarved)
 		}
 		fmt.Fprintf(w, "STARVED: the load generator was %s%s%s: its timing figures are the machine's running it as much as the server's\n", g.Why(), shards, late)
 		if why := exp.LateWhy(); why != "" {
