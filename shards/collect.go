@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/merge"
 )
 
 // The exit statuses of a shard process that still mean it exported what it ran (the
@@ -19,7 +20,7 @@ const (
 
 // Result is what the shards of a finished run exported, merged.
 type Result struct {
-	// Export is the shards' exports merged (results.Merge); nil when none wrote one.
+	// Export is the shards' exports merged (merge.Merge); nil when none wrote one.
 	Export *results.Export
 	Parts  []results.Part // the shards' own exports
 	// Died names the shards that failed (exited other than 0, 99 or 130), Missing those that
@@ -60,7 +61,7 @@ func (s *Supervisor) Collect(interrupted bool) (*Result, error) {
 		}
 		return r, fmt.Errorf("no shard wrote an export: %s", strings.Join(r.Missing, ", "))
 	}
-	merged, err := results.Merge(r.Parts, results.MergeOptions{AllowPartial: true})
+	merged, err := merge.Merge(r.Parts, merge.Options{AllowPartial: true})
 	if err != nil {
 		return r, fmt.Errorf("merging the shards: %w", err)
 	}

@@ -52,8 +52,10 @@ func statusRow(g *groupStatus, nameWidth int) string {
 	case "":
 	case results.NotApplicable:
 		falseLive = "n/a"
-	default:
+	case results.EstimateRefuted:
 		falseLive = "refuted" // the estimate of deaths it counts from was refuted
+	default:
+		falseLive = "withheld" // nothing the server answers can check the estimate (results.ServesAnyID)
 	}
 	s := fmt.Sprintf("%-*s live %s rec %s false-live %s det %s misattr %s err %s", nameWidth, name,
 		short(int64(g.Live)), short(int64(g.Reconnecting)), falseLive,
