@@ -302,6 +302,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	exp.Timeline = tl
 	exp.SteadyState = r.steadySection(start)
 	exp.Generator = generatorReport(r.gen, exp)
+	exp.Attribute() // whose the transport errors are (results/causes.go)
 	exp.Thresholds = results.Judge(exp, r.plan.thresholds)
 	r.abortMu.Lock()
 	aborted, why := r.aborted, r.abortWhy

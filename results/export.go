@@ -220,6 +220,9 @@ type Group struct {
 	FalseHealthySeconds float64              `json:"false_healthy_seconds"`
 	RetryAmplification  float64              `json:"retry_amplification"`
 	Histograms          map[string]Histogram `json:"histograms"`
+	// Causes splits the transport errors by whose they are, and counts the late calls (v2,
+	// absent in exports of earlier versions: causes.go).
+	Causes *Causes `json:"causes,omitempty"`
 }
 
 // Histogram is a latency histogram: its summary, and the full HdrHistogram (V2 compressed,
@@ -292,6 +295,9 @@ func FromSnapshot(s *metrics.Snapshot) (Group, error) {
 	}
 	return g, nil
 }
+
+// HistogramOf is h in the export's form: its summary and its encoding.
+func HistogramOf(h *hdrhistogram.Histogram) (Histogram, error) { return histogram(h) }
 
 func histogram(h *hdrhistogram.Histogram) (Histogram, error) {
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)

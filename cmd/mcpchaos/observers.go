@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,4 +169,48 @@ func checkMetricsAddr(addr string, public bool) error {
 		return usagef("--metrics-addr %q is not a loopback address; pass --metrics-public to serve the metrics there", addr)
 	}
 	return nil
+}
+
+// writeIncomplete heads the summary of a run that did not measure the server, with why: its
+// load generator starved for most of its time, or most of its transport errors its own
+// (docs/metrics.md, "Whose errors"). These are the summary's first lines, not a footnote.
+func writeIncomplete(w io.Writer, exp *results.Export) {
+	if g := exp.Generator; g.MostlyStarved() {
+		shards := ""
+		if g.Shards > 0 {
+			shards = fmt.Sprintf(" (%d of %d shards starved)", g.StarvedShards, g.Shards)
+		}
+		late := ""
+		if c := exp.Overall.Causes; c != nil {
+			late = fmt.Sprintf("; %d calls began over 1s late, %d turns were skipped and %d timeouts came while it was starved", c.CallsLate, c.SkippedWhileStarved, c.OwnWhileStarved)
+		}
+		fmt.Fprintf(w, "STARVED: the load generator was %s%s%s: its timing figures are the machine's running it as much as the server's\n", g.Why(), shards, late)
+		if why := exp.LateWhy(); why != "" {
+			fmt.Fprintf(w, "LATE: %s\n", why)
+		}
+	}
+	if why := exp.OwnErrorsWhy(); why != "" {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
+	}
+}
+
+// incompleteErr is the error of a run that did not measure the server (exit 1): most of its
+// transport errors its own or, for a --procs run (procs: true), its shards starved for most of
+// the run by the plan it ran on this machine so that its calls could not keep their schedule.
+// A starved run whose calls kept it stays complete: its headline says STARVED and compare
+// calls its timing inconclusive.
+func incompleteErr(exp *results.Export, procs bool) error {
+	var why []string
+	if g := exp.Generator; procs && g.MostlyStarved() {
+		if late := exp.LateWhy(); late != "" {
+			why = append(why, "the load generator was "+g.Why()+" and "+late+"; run fewer --procs or fewer clients on this machine, or shard across machines")
+		}
+	}
+	if w := exp.OwnErrorsWhy(); w != "" {
+		why = append(why, w)
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("incomplete: %s", strings.Join(why, "; "))
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -53,11 +52,8 @@ func Merge(parts []results.Part, opts Options) (*results.Export, error) {
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
 	e.SteadyState, e.Rollbacks = mergeSteady(parts, e.Run.Start) // steady_merge.go
-	var gens []*generator.Report
-	for _, p := range parts {
-		gens = append(gens, p.Export.Generator)
-	}
-	e.Generator = generator.Combine(gens)
+	e.Generator = mergeGenerator(parts, e)                       // merge_generator.go
+	e.Attribute()                                                // whose errors: on the merged timeline and starved windows
 	var note string
 	if e.Topology, note = mergeTopology(parts); note != "" {
 		e.Run.Notes = append(e.Run.Notes, note)
