@@ -279,12 +279,13 @@ func mergePhases(parts []Part, start time.Time) []PhaseAt {
 	for _, ph := range first.Export.Phases {
 		ph.StartS += shift
 		ph.EndS += shift
-		ph.Turns, ph.CallsNotMade = nil, nil
+		ph.Turns, ph.CallsNotMade, ph.CallsNotStarted = nil, nil, nil
 		for _, p := range parts { // every shard's turns in the phase of that name
 			for _, sp := range p.Export.Phases {
 				if sp.Phase == ph.Phase {
 					ph.Turns = addCounts(ph.Turns, sp.Turns)
 					ph.CallsNotMade = addCounts(ph.CallsNotMade, sp.CallsNotMade)
+					ph.CallsNotStarted = addCounts(ph.CallsNotStarted, sp.CallsNotStarted)
 				}
 			}
 		}
