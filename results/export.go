@@ -327,13 +327,23 @@ func Build(run Run, snaps []*metrics.Snapshot) (*Export, error) {
 		}
 		e.Groups = append(e.Groups, g)
 	}
+	if err := e.Tally(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Tally sets what the groups add up to: Overall (Total of every group) and each library's
+// background rate from its counter and the run's length. Build tallies; a merge of shards
+// tallies again once the groups are merged.
+func (e *Export) Tally() error {
 	o, err := e.total()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.Overall = o
 	e.rateLibraries()
-	return e, nil
+	return nil
 }
 
 // Group returns the named group, or the overall numbers for "overall"; nil if there is none.

@@ -38,7 +38,7 @@ func WriteCSV(w io.Writer, e *Export) error {
 		return err
 	}
 	ms := gate.Metrics()
-	for _, g := range e.allGroups() {
+	for _, g := range e.AllGroups() {
 		for _, m := range ms {
 			value, why := "", e.WithheldWhy(g.Name, m.Name)
 			if v, ok := Value(m, g); ok && why == "" {
@@ -60,8 +60,8 @@ func csvNumber(u gate.Unit, v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// allGroups is the groups followed by overall.
-func (e *Export) allGroups() []*Group {
+// AllGroups is the groups followed by overall.
+func (e *Export) AllGroups() []*Group {
 	gs := make([]*Group, 0, len(e.Groups)+1)
 	for i := range e.Groups {
 		gs = append(gs, &e.Groups[i])
@@ -84,7 +84,7 @@ func WriteHGRM(w io.Writer, h Histogram) error {
 // a directory: "<group>.<histogram>.hgrm".
 func HGRMFiles(e *Export) map[string]Histogram {
 	files := map[string]Histogram{}
-	for _, g := range e.allGroups() {
+	for _, g := range e.AllGroups() {
 		for _, h := range metrics.Hists() {
 			files[g.Name+"."+h.String()+".hgrm"] = g.Histograms[h.String()]
 		}

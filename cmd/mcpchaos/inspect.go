@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 func newInspectCmd() *cobra.Command {
@@ -63,7 +64,7 @@ could not; 2 for bad flags.`,
 				return err
 			}
 			if !wire.Supported(o.Protocol) && o.Protocol != wire.ProtocolStateless {
-				return usagef("--protocol %q: want a session-family version (%s) or the stateless revision %s", o.Protocol, strings.Join(wire.Protocols(), ", "), wire.ProtocolStateless)
+				return usagef("--protocol %q: want a session-family version (%s) or the stateless revision %s", o.Protocol, strings.Join(vocab.Protocols(), ", "), wire.ProtocolStateless)
 			}
 			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
 				return usagef("--ttl, --idle and --timeout must not be negative")
