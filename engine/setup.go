@@ -20,6 +20,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // targetInfo is what setUp learnt about the target, for the export.
@@ -172,7 +173,12 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	} else if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
 	}
-	return conn, truth.NewEstimated(t.SessionTTL), nil
+	est := truth.NewEstimated(t.SessionTTL)
+	if t.TTLMode == vocab.TTLAbsolute && t.SessionTTL > 0 {
+		est.Regime.AbsoluteTTL = true
+		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf("the target declares ttl_mode: absolute: each session's death is estimated %s after its first success (initialize), however active it was", t.SessionTTL))
+	}
+	return conn, est, nil
 }
 
 // startInjector starts embedded Toxiproxy, or connects to the workload's toxiproxy-server and
@@ -402,6 +408,7 @@ func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
 		Retention:           b.Retention,
 		RetentionEvents:     b.RetentionEvents,
 		GetValidation:       refserver.GetValidation(b.GetValidation),
+		TTLMode:             b.TTLMode,
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,

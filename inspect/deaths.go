@@ -94,6 +94,7 @@ func (in *inspector) probeMethods(ctx context.Context, s *wire.Session) {
 func (in *inspector) ttlFacts(ctx context.Context, w *ttlWatch, mainFromTTL bool) {
 	fp := in.fp
 	defer w.stream.close()
+	fp.TTLMode = in.ttlMode(w.active)
 	if w.idle == nil {
 		in.note("could not open the session to let expire")
 		return

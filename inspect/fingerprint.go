@@ -65,6 +65,10 @@ type Fingerprint struct {
 	// OpenStreamHoldsSession: does an open GET keep an idle session alive past the TTL?
 	// Needs a declared TTL.
 	OpenStreamHoldsSession *bool `json:"open_stream_holds_session"`
+	// TTLMode is how the TTL counts (needs --ttl): "sliding" when a session pinged every
+	// quarter of the TTL outlived it, "absolute" when it was refused at the TTL however
+	// active (a lifetime counted from initialize); "" when inspect could not tell.
+	TTLMode string `json:"ttl_mode,omitempty"`
 	// StreamKeepaliveMS is the interval of comments or events on an idle GET stream, or null
 	// when none came while watching: exposure to load-balancer idle timeouts.
 	StreamKeepaliveMS *int64 `json:"stream_keepalive_ms"`
@@ -183,6 +187,9 @@ func (fp *Fingerprint) judge() {
 	}
 	if isTrue(fp.SilentSubstitution) || fp.AfterTTL != nil && isTrue(fp.AfterTTL.SilentSubstitution) {
 		add("silent_substitution", "a request carrying a dead session's id is served with 2xx as if the session were alive: no client can detect the death")
+	}
+	if fp.TTLMode == "absolute" {
+		add("absolute_ttl", "a session is ended a TTL after initialize however active it is: clients must re-initialize on schedule or meet a dead session mid-work; declare ttl_mode: absolute beside session_ttl in a workload")
 	}
 	if isFalse(fp.OpenStreamHoldsSession) {
 		add("stream_does_not_hold_session", "an open GET stream does not keep an idle session alive: clients that only listen lose their sessions after the TTL")

@@ -188,6 +188,12 @@ func (in *inspector) run(ctx context.Context) error {
 	var ttl *ttlWatch
 	if in.o.TTL > 0 {
 		ttl = in.startTTLWatch(ctx)
+		defer func() {
+			if a := ttl.active; a != nil { // ended by ttlFacts; here on every other way out
+				a.stop()
+				a.done.Wait()
+			}
+		}()
 	}
 	in.o.Progress("a second GET stream on one session")
 	fp.DuplicateGetStatus = in.duplicateGet(ctx)
@@ -218,6 +224,7 @@ func (in *inspector) run(ctx context.Context) error {
 // one held by an open GET stream.
 type ttlWatch struct {
 	idle, held *wire.Session
+	active     *activeWatch // kept busy: sliding or absolute (ttlmode.go)
 	trail      *trail
 	stream     *rawStream
 	start      time.Time
@@ -234,6 +241,7 @@ func (in *inspector) startTTLWatch(ctx context.Context) *ttlWatch {
 			w.stream.hold()
 		}
 	}
+	w.active = in.startActive(ctx)
 	w.start = time.Now()
 	return w
 }

@@ -53,6 +53,13 @@ func WriteTable(w io.Writer, fp *Fingerprint) error {
 			}
 		}
 		row("open stream holds the session", boolText(fp.OpenStreamHoldsSession))
+		if fp.AfterTTL != nil {
+			mode := fp.TTLMode
+			if mode == "" {
+				mode = "unknown"
+			}
+			row("ttl mode (activity keeps a session)", mode)
+		}
 		row("stream keepalive", keepaliveText(fp))
 		if len(fp.ServerRequests) > 0 {
 			row("server requests (answered)", fmt.Sprint(fp.ServerRequests))
