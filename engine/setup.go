@@ -356,6 +356,9 @@ func (r *runner) describeTarget(run *results.Run) {
 		if r.servesAnyID() {
 			run.Withhold(f.Name(), results.ServesAnyID, estimateDerived...)
 		}
+		if line := absoluteHint(f.Name(), f.Report().DeathTimes[truth.DeathObserved], r.w.Target); line != "" {
+			run.Notes = append(run.Notes, line)
+		}
 		if n := f.Report().EstimateRefuted; n > 0 {
 			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)
 		}
@@ -419,4 +422,16 @@ func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
 		MaxSessions:         b.MaxSessions,
 		Leak:                b.Leak,
 	}
+}
+
+// absoluteHint says, for a target by URL whose TTL is estimated as sliding, that the group
+// saw sessions answered dead before the TTL from their last success: a server that ends
+// sessions a fixed time after initialize, however active, shows so (as may a restart or a
+// DELETE of the server's own). "" when there is nothing to say.
+func absoluteHint(group string, observed int64, t workloads.Target) string {
+	if observed == 0 || t.URL == "" || t.SessionTTL <= 0 || t.TTLMode == vocab.TTLAbsolute {
+		return ""
+	}
+	return fmt.Sprintf("group %s: %d sessions were answered dead before the declared session_ttl (%s) from their last success had passed: the server may end sessions a fixed time after initialize however active they are (declare ttl_mode: absolute beside session_ttl; inspect --ttl tells), or ended them itself (a restart, its own DELETE)",
+		group, observed, t.SessionTTL)
 }
