@@ -190,6 +190,11 @@ func mergeRun(parts []results.Part) results.Run {
 				r.Notes = append(r.Notes, n)
 			}
 		}
+		for _, f := range s.Findings { // a finding of any shard is the run's
+			if !slices.Contains(r.Findings, f) {
+				r.Findings = append(r.Findings, f)
+			}
+		}
 		for g, ms := range s.NotObservable {
 			if r.NotObservable == nil {
 				r.NotObservable = map[string][]string{}
