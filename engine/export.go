@@ -129,7 +129,15 @@ func (r *runner) phaseTurns(phases []results.PhaseAt) {
 			if ph.Turns == nil {
 				ph.Turns, ph.CallsNotMade = map[string]int64{}, map[string]int64{}
 			}
-			ph.Turns[r.w.Groups[i].Name], ph.CallsNotMade[r.w.Groups[i].Name] = pt.Turns, pt.NotMade
+			g := r.w.Groups[i].Name
+			// Turns before a client's first session are planned turns not made (latestarts.go).
+			ph.Turns[g], ph.CallsNotMade[g] = pt.Turns+pt.NotStarted, pt.NotMade+pt.NotStarted
+			if pt.NotStarted > 0 {
+				if ph.CallsNotStarted == nil {
+					ph.CallsNotStarted = map[string]int64{}
+				}
+				ph.CallsNotStarted[g] = pt.NotStarted
+			}
 		}
 	}
 }

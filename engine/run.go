@@ -285,6 +285,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		ps = append(ps, r.measuredNothing(ps)...) // measured.go
 		ps = append(ps, r.shortfalls()...)
 		ps = append(ps, r.unmeasurableDeaths()...) // measured.go
+		ps = append(ps, r.lateStarts()...)         // latestarts.go
 		if len(ps) > 0 {
 			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/fleet/problems.go)
 			fatal = true

@@ -286,12 +286,13 @@ func mergePhases(parts []results.Part, start time.Time) []results.PhaseAt {
 	for _, ph := range first.Export.Phases {
 		ph.StartS += shift
 		ph.EndS += shift
-		ph.Turns, ph.CallsNotMade = nil, nil
+		ph.Turns, ph.CallsNotMade, ph.CallsNotStarted = nil, nil, nil
 		for _, p := range parts { // every shard's turns in the phase of that name
 			for _, sp := range p.Export.Phases {
 				if sp.Phase == ph.Phase {
 					ph.Turns = results.AddCounts(ph.Turns, sp.Turns)
 					ph.CallsNotMade = results.AddCounts(ph.CallsNotMade, sp.CallsNotMade)
+					ph.CallsNotStarted = results.AddCounts(ph.CallsNotStarted, sp.CallsNotStarted)
 				}
 			}
 		}
