@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -47,14 +48,14 @@ func (c *Comparison) Verdict() string {
 		if c.Regressions == 0 {
 			return "verdict: REGRESSED (the current run failed its own gate)"
 		}
-		return fmt.Sprintf("verdict: REGRESSED (%d regression%s)", c.Regressions, plural(c.Regressions))
+		return "verdict: REGRESSED (" + words.Count(c.Regressions, "regression") + ")"
 	case OutcomeInconclusive:
 		return fmt.Sprintf("verdict: INCONCLUSIVE: no regression among %d judged numbers, but %d timing row%s could not be judged: the runner was starved",
-			judged-c.Inconclusive, c.Inconclusive, plural(c.Inconclusive))
+			judged-c.Inconclusive, c.Inconclusive, words.S(c.Inconclusive))
 	}
 	if c.Inconclusive > 0 {
 		return fmt.Sprintf("verdict: OK: no regression in %d judged numbers, the server's latency judged by its floor on the kernel's clock; %d timing row%s held back: the runner was starved, and a starved runner moves them",
-			judged-c.Inconclusive, c.Inconclusive, plural(c.Inconclusive))
+			judged-c.Inconclusive, c.Inconclusive, words.S(c.Inconclusive))
 	}
 	return fmt.Sprintf("verdict: OK: no regression in %d judged numbers", judged)
 }
@@ -69,7 +70,7 @@ func (c *Comparison) Headline() string {
 		if c.Regressions == 0 {
 			return "Regressed (the current run failed its own gate)"
 		}
-		return fmt.Sprintf("Regressed (%d regression%s)", c.Regressions, plural(c.Regressions))
+		return "Regressed (" + words.Count(c.Regressions, "regression") + ")"
 	case OutcomeInconclusive:
 		return "Inconclusive (the runner was starved)"
 	}
@@ -137,14 +138,7 @@ func (c *Comparison) summaryLine() string {
 		inc = fmt.Sprintf(", %d inconclusive", c.Inconclusive)
 	}
 	return fmt.Sprintf("%d regression%s, %d improvement%s%s; %d of %d compared numbers changed",
-		c.Regressions, plural(c.Regressions), c.Improvements, plural(c.Improvements), inc, changed, len(c.Rows))
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+		c.Regressions, words.S(c.Regressions), c.Improvements, words.S(c.Improvements), inc, changed, len(c.Rows))
 }
 
 func (r RunRef) describe() string {
@@ -203,7 +197,7 @@ func Write(w io.Writer, c *Comparison, all bool) error {
 	}
 	if unjudged > 0 {
 		fmt.Fprintf(w, "%d more row%s moved and %s reported only, not judged (load figures, a control group's amounts, overall sums, reported-only metrics): --all lists them\n",
-			unjudged, plural(unjudged), map[bool]string{true: "is", false: "are"}[unjudged == 1])
+			unjudged, words.S(unjudged), map[bool]string{true: "is", false: "are"}[unjudged == 1])
 	}
 	fmt.Fprintln(w)
 	writeHeader(w, c)

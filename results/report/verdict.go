@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/compare"
 )
@@ -93,10 +94,10 @@ func verdictOf(runs []Run) verdict {
 func headline(v verdict, e *results.Export, c *compare.Comparison) (word, text string) {
 	var why []string
 	if k := len(v.ThresholdsFailed); k > 0 {
-		why = append(why, fmt.Sprintf("%d threshold%s failed", k, plural(k)))
+		why = append(why, words.Count(k, "threshold")+" failed")
 	}
 	if k := len(v.Regressions); k > 0 {
-		why = append(why, fmt.Sprintf("%d regression%s", k, plural(k)))
+		why = append(why, words.Count(k, "regression"))
 	}
 	if c == nil {
 		for _, h := range v.Hazards {
@@ -121,13 +122,6 @@ func headline(v verdict, e *results.Export, c *compare.Comparison) (word, text s
 		return compare.OutcomeOK, "ok: its thresholds held (no earlier good run to compare with)"
 	}
 	return compare.OutcomeOK, "ok: no regression"
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func regressionText(r compare.Row) string {
