@@ -14,7 +14,9 @@
 # it takes RUNS same-build runs (the first 3 are the load's baselines), 10 runs with +5 ms on
 # every reply (a latency toxic on the toxiproxy-server), 10 with +2 ms, and 3 runs of a server
 # whose sessions die after 1 s while the workload declares 3 s. Then it compares:
-#   same build    every pair, and every run against the 3 before it: exit 99 is a false alarm
+#   same build    every pair, every run against the 3 before it, and every run against 7 triples
+#                 of the others (rotations; with 3 baselines latency is judged): exit 99 is a
+#                 false alarm
 #   +5 ms, +2 ms  each run against the load's 3 baselines, and against the quiet baselines
 #   TTL 3 s → 1 s each run against the load's 3 baselines: exit 99 with a "what changed:" line
 # Needs: go, git, curl, python3, toxiproxy-server ($(go env GOPATH)/bin/server).
@@ -139,7 +141,11 @@ for L in $LOADS; do
   d=$L/same n=$(ls "$d"/*.json 2>/dev/null | wc -l)
   pair=$(for i in $(seq 1 "$n"); do for j in $(seq $((i+1)) "$n"); do verdict "$d/$i.json" "$d/$j.json"; done; done | tally)
   multi=$(for j in $(seq 4 "$n"); do verdict "$d/$((j-3)).json" "$d/$((j-2)).json" "$d/$((j-1)).json" "$d/$j.json"; done | tally)
-  say "$L same build: $n runs ($(starved "$d"/*.json) starved; load $(loads "$d"/*.load)); $((n*(n-1)/2)) pairwise: $pair; $((n>3 ? n-3 : 0)) against the 3 before: $multi; server_latency p50 $(p50 server_latency "$d"/*.json), tool_call_latency p50 $(p50 tool_call_latency "$d"/*.json)"
+  # every run against 7 triples of the others (rotations): the compares that judge latency
+  rot=$(for j in $(seq 1 "$n"); do for k in $(seq 0 6); do
+    set -- ; for o in 1 2 3; do set -- "$@" "$d/$(( (j - 1 + k + o) % n + 1 )).json"; done
+    verdict "$@" "$d/$j.json"; done; done | tally)
+  say "$L same build: $n runs ($(starved "$d"/*.json) starved; load $(loads "$d"/*.load)); $((n*(n-1)/2)) pairwise: $pair; $((n>3 ? n-3 : 0)) against the 3 before: $multi; $((n*7)) against 3 others (rotations): $rot; server_latency p50 $(p50 server_latency "$d"/*.json), tool_call_latency p50 $(p50 tool_call_latency "$d"/*.json)"
   for s in plus5 plus2; do
     own=$(for f in "$L/$s"/*.json; do verdict "$d/1.json" "$d/2.json" "$d/3.json" "$f"; done | tally)
     q=""
