@@ -74,10 +74,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 			}
 		}
 		n, rerr = unix.Read(int(fd), p)
-		if errors.Is(rerr, unix.EAGAIN) {
-			return false
-		}
-		return true
+		return !errors.Is(rerr, unix.EAGAIN) // not yet readable: wait again
 	})
 	switch {
 	case err != nil:
