@@ -21,6 +21,8 @@
 //
 // Arrows run one way: fleet uses wire, policy and truth; wire, policy and truth use none of
 // each other. None of them imports workloads, faults, results, the engine or the reference
-// server. The name lists a workload may use live with their concept: policy.Names and
-// policy.ProbeMethods, wire.Protocols and wire.LogLevels, fleet.ReferenceTools.
+// server. The names a workload may use (policies, libraries and their options, probe methods,
+// protocol versions, log levels, the reference server's tools) are a workload file's words,
+// defined in package vocab (workloads/vocab), which wire and policy take theirs from and which
+// imports nothing of theirs: reading a workload needs none of clients.
 package clients

@@ -26,23 +26,25 @@ var Formats = []string{"csv", "hgrm", "junit"}
 
 // WriteCSV writes one row per group (and overall) and metric:
 //
-//	group,policy,metric,value,unit
+//	group,policy,metric,value,unit,withheld
 //
 // gate.Metric names are those thresholds use; durations are in microseconds (unit "us"). A
-// statistic of an empty histogram has an empty value.
+// statistic of an empty histogram has an empty value. A figure the run withheld (Run.Withheld)
+// has an empty value and says why in the last column: a spreadsheet must not sum a number
+// the server did not produce.
 func WriteCSV(w io.Writer, e *Export) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"group", "policy", "metric", "value", "unit"}); err != nil {
+	if err := cw.Write([]string{"group", "policy", "metric", "value", "unit", "withheld"}); err != nil {
 		return err
 	}
 	ms := gate.Metrics()
-	for _, g := range e.allGroups() {
+	for _, g := range e.AllGroups() {
 		for _, m := range ms {
-			value := ""
-			if v, ok := Value(m, g); ok {
+			value, why := "", e.WithheldWhy(g.Name, m.Name)
+			if v, ok := Value(m, g); ok && why == "" {
 				value = csvNumber(m.Unit(), v)
 			}
-			if err := cw.Write([]string{g.Name, g.Policy, m.Name, value, string(m.Unit())}); err != nil {
+			if err := cw.Write([]string{g.Name, g.Policy, m.Name, value, string(m.Unit()), why}); err != nil {
 				return err
 			}
 		}
@@ -58,8 +60,8 @@ func csvNumber(u gate.Unit, v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// allGroups is the groups followed by overall.
-func (e *Export) allGroups() []*Group {
+// AllGroups is the groups followed by overall.
+func (e *Export) AllGroups() []*Group {
 	gs := make([]*Group, 0, len(e.Groups)+1)
 	for i := range e.Groups {
 		gs = append(gs, &e.Groups[i])
@@ -82,7 +84,7 @@ func WriteHGRM(w io.Writer, h Histogram) error {
 // a directory: "<group>.<histogram>.hgrm".
 func HGRMFiles(e *Export) map[string]Histogram {
 	files := map[string]Histogram{}
-	for _, g := range e.allGroups() {
+	for _, g := range e.AllGroups() {
 		for _, h := range metrics.Hists() {
 			files[g.Name+"."+h.String()+".hgrm"] = g.Histograms[h.String()]
 		}

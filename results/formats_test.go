@@ -1,24 +1,26 @@
-package results
+package results_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/xml"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/resultstest"
 )
 
 func TestCSV(t *testing.T) {
-	e := roundTrip(t, sample(t, 1, 1))
+	e := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, e); err != nil {
+	if err := results.WriteCSV(&buf, e); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -28,7 +30,7 @@ func TestCSV(t *testing.T) {
 	if want := 1 + 3*len(gate.MetricNames()); len(rows) != want {
 		t.Fatalf("%d rows, want %d (header + 3 groups × %d metrics)", len(rows), want, len(gate.MetricNames()))
 	}
-	if strings.Join(rows[0], ",") != "group,policy,metric,value,unit" {
+	if strings.Join(rows[0], ",") != "group,policy,metric,value,unit,withheld" {
 		t.Errorf("header %v", rows[0])
 	}
 	find := func(group, metric string) []string {
@@ -61,10 +63,10 @@ func TestCSV(t *testing.T) {
 // The .hgrm layout is HdrHistogram's: a header, value/percentile/count/1/(1-p) rows in
 // milliseconds, and the #[Mean ...] footer the plotter reads.
 func TestHGRM(t *testing.T) {
-	e := sample(t, 1, 1)
+	e := resultstest.Sample(t, 1, 1)
 	h := e.Groups[0].Histograms["tool_call_latency"]
 	var buf bytes.Buffer
-	if err := WriteHGRM(&buf, h); err != nil {
+	if err := results.WriteHGRM(&buf, h); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(&buf)
@@ -108,8 +110,8 @@ func TestHGRM(t *testing.T) {
 }
 
 func TestJUnit(t *testing.T) {
-	e := sample(t, 1, 1)
-	e.Thresholds = []ThresholdResult{
+	e := resultstest.Sample(t, 1, 1)
+	e.Thresholds = []results.ThresholdResult{
 		{Expr: "probe.misattributed_errors == 0", Pass: true, Actual: "0"},
 		{Expr: "naive.misattributed_errors == 0", Pass: false, Actual: "50", AbortedRun: true},
 		{Expr: "probe.probe_latency.p99 < 1ms", Pass: false, Actual: "no samples", Reason: "no samples"},
@@ -117,10 +119,10 @@ func TestJUnit(t *testing.T) {
 	e.Run.Interrupted = true
 	e.Run.ID, e.Run.Labels = "0badcafe", map[string]string{"release": "1.2.3", "commit": "abc"}
 	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, e); err != nil {
+	if err := results.WriteJUnit(&buf, e); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc results.JUnitSuites
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, buf.String())
 	}
@@ -147,7 +149,7 @@ func TestJUnit(t *testing.T) {
 func TestWriteCompanions(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "run-1.json")
-	written, err := WriteCompanions(jsonPath, sample(t, 1, 1), Formats)
+	written, err := results.WriteCompanions(jsonPath, resultstest.Sample(t, 1, 1), results.Formats)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,53 @@ func TestWriteCompanions(t *testing.T) {
 	if want := 3 * len(metrics.Hists()); len(entries) != want {
 		t.Errorf("%d hgrm files, want 3 groups × %d histograms", len(entries), len(metrics.Hists()))
 	}
-	if _, err := WriteCompanions(jsonPath, sample(t, 1, 1), []string{"pdf"}); err == nil || !strings.Contains(err.Error(), `unknown export format "pdf"`) {
+	if _, err := results.WriteCompanions(jsonPath, resultstest.Sample(t, 1, 1), []string{"pdf"}); err == nil || !strings.Contains(err.Error(), `unknown export format "pdf"`) {
 		t.Errorf("pdf: %v", err)
+	}
+}
+
+// A figure the run withheld is written with no value and its reason in the CSV, and a
+// threshold on it is not judged (neither passed nor failed on a number the server did not
+// produce), whichever group the threshold scopes.
+func TestWithheldFigureIsNeitherWrittenNorJudged(t *testing.T) {
+	e := roundTrip(t, sample(t, 1, 1))
+	e.Run.Withhold("probe", ServesAnyID, "false_healthy_seconds", "detection_delay")
+	var buf bytes.Buffer
+	if err := WriteCSV(&buf, e); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range rows[1:] {
+		withheld := r[0] == "probe" && (r[2] == "false_healthy_seconds" || strings.HasPrefix(r[2], "detection_delay."))
+		withheld = withheld || r[0] == "overall" && (r[2] == "false_healthy_seconds" || strings.HasPrefix(r[2], "detection_delay."))
+		switch {
+		case withheld && (r[3] != "" || r[5] != ServesAnyID):
+			t.Errorf("row %v: want no value and withheld %q", r, ServesAnyID)
+		case !withheld && r[5] != "":
+			t.Errorf("row %v: withheld, want it written", r)
+		case withheld:
+			seen++
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no withheld row written")
+	}
+	for _, expr := range []string{"probe.false_healthy_seconds <= 100", "probe.detection_delay.p99 < 1h", "overall.false_healthy_seconds <= 100"} {
+		th, err := gate.ParseThreshold(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := JudgeThreshold(th, e)
+		if r.Pass || r.Value != nil || !strings.Contains(r.Actual, ServesAnyID) {
+			t.Errorf("%s: %+v, want not judged, withheld (%s)", expr, r, ServesAnyID)
+		}
+	}
+	th, _ := gate.ParseThreshold("naive.false_healthy_seconds <= 100")
+	if r := JudgeThreshold(th, e); r.Value == nil {
+		t.Errorf("naive's figure is not withheld, yet not judged: %+v", r)
 	}
 }

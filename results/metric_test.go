@@ -1,9 +1,11 @@
-package results
+package results_test
 
 import (
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/resultstest"
 )
 
 // The catalog covers every counter and histogram the recorders have, and parses itself.
@@ -12,9 +14,9 @@ func TestMetricNames(t *testing.T) {
 	if len(ms) != len(gate.MetricNames()) {
 		t.Fatal("catalog does not parse itself")
 	}
-	e := sample(t, 3, 1)
+	e := resultstest.Sample(t, 3, 1)
 	for _, m := range ms {
-		if _, ok := Value(m, &e.Groups[0]); !ok {
+		if _, ok := results.Value(m, &e.Groups[0]); !ok {
 			t.Errorf("%s has no value in a full export", m.Name)
 		}
 	}

@@ -1,10 +1,9 @@
-package results
+package results_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,14 +11,18 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/resultstest"
 )
 
 func TestRoundTrip(t *testing.T) {
-	e := sample(t, 1, 1)
-	e.Thresholds = []ThresholdResult{{Expr: "probe.drops == 0", Unit: gate.UnitCount, Actual: "3"}}
-	e.Timeline = &Timeline{IntervalS: 1, Samples: []Sample{{TS: 0, Groups: map[string]GroupSample{"naive": {States: map[string]int64{"live": 3}}}}}}
-	e.Run.Shard = &Shard{Index: 1, Count: 2}
-	back := roundTrip(t, e)
+	e := resultstest.Sample(t, 1, 1)
+	e.Thresholds = []results.ThresholdResult{{Expr: "probe.drops == 0", Unit: gate.UnitCount, Actual: "3"}}
+	e.Timeline = &results.Timeline{IntervalS: 1, Samples: []results.Sample{{TS: 0, Groups: map[string]results.GroupSample{"naive": {States: map[string]int64{"live": 3}}}}}}
+	e.Run.Shard = &results.Shard{Index: 1, Count: 2}
+	back := resultstest.RoundTrip(t, e)
 	a, _ := json.Marshal(e)
 	b, _ := json.Marshal(back)
 	if !bytes.Equal(a, b) {
@@ -35,7 +38,7 @@ func TestRoundTrip(t *testing.T) {
 // 1 export against version 1's.
 func TestSchemaDescribesExports(t *testing.T) {
 	validate := func(v int, doc []byte) error {
-		raw, err := Schema(v)
+		raw, err := results.Schema(v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,9 +56,9 @@ func TestSchemaDescribesExports(t *testing.T) {
 		}
 		return rs.Validate(inst)
 	}
-	e := sample(t, 1, 1)
-	e.Thresholds = []ThresholdResult{{Expr: "probe.drops == 0", Unit: gate.UnitCount, Actual: "3"}}
-	e.Timeline = &Timeline{IntervalS: 1, Samples: []Sample{{TS: 0, Groups: map[string]GroupSample{"naive": {States: map[string]int64{"live": 3, StateBelievedLiveButDead: 1}}}}}}
+	e := resultstest.Sample(t, 1, 1)
+	e.Thresholds = []results.ThresholdResult{{Expr: "probe.drops == 0", Unit: gate.UnitCount, Actual: "3"}}
+	e.Timeline = &results.Timeline{IntervalS: 1, Samples: []results.Sample{{TS: 0, Groups: map[string]results.GroupSample{"naive": {States: map[string]int64{"live": 3, results.StateBelievedLiveButDead: 1}}}}}}
 	doc, _ := json.Marshal(e)
 	if err := validate(2, doc); err != nil {
 		t.Errorf("a v2 export does not validate against export.v2.json: %v", err)
@@ -88,7 +91,7 @@ func TestSchemaDescribesExports(t *testing.T) {
 	// The files on disk are the ones embedded.
 	for _, v := range []int{1, 2} {
 		onDisk, err := os.ReadFile(filepath.Join("schema", "export.v"+string(rune('0'+v))+".json"))
-		emb, _ := Schema(v)
+		emb, _ := results.Schema(v)
 		if err != nil || !bytes.Equal(onDisk, emb) {
 			t.Errorf("schema v%d: %v", v, err)
 		}
@@ -96,7 +99,7 @@ func TestSchemaDescribesExports(t *testing.T) {
 }
 
 // v1Doc is e as mcpchaos wrote it in schema version 1.
-func v1Doc(t *testing.T, e *Export) []byte {
+func v1Doc(t *testing.T, e *results.Export) []byte {
 	t.Helper()
 	var m map[string]any
 	doc, _ := json.Marshal(e)
@@ -114,8 +117,8 @@ func v1Doc(t *testing.T, e *Export) []byte {
 }
 
 func TestReadsVersion1(t *testing.T) {
-	e := sample(t, 1, 1)
-	back, err := Parse("v1.json", v1Doc(t, e))
+	e := resultstest.Sample(t, 1, 1)
+	back, err := results.Parse("v1.json", v1Doc(t, e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +134,7 @@ func TestReadsVersion1(t *testing.T) {
 // A damaged or edited file gives an error naming the file, what is wrong and what to do;
 // never a panic, never numbers that are not what was measured.
 func TestReadRejects(t *testing.T) {
-	good, _ := json.MarshalIndent(sample(t, 1, 1), "", "  ")
+	good, _ := json.MarshalIndent(resultstest.Sample(t, 1, 1), "", "  ")
 	edit := func(f func(m map[string]any)) []byte {
 		var m map[string]any
 		json.Unmarshal(good, &m)
@@ -181,8 +184,8 @@ func TestReadRejects(t *testing.T) {
 		}), "counters.drops is -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse("r.json", tc.data)
-			var fe *FileError
+			_, err := results.Parse("r.json", tc.data)
+			var fe *results.FileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("got %v, want a FileError", err)
 			}
@@ -191,13 +194,13 @@ func TestReadRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ReadFile(filepath.Join(t.TempDir(), "nope.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := results.ReadFile(filepath.Join(t.TempDir(), "nope.json")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 func foreignHDR(t *testing.T) string {
-	h := newForeign()
+	h := resultstest.NewForeign()
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		t.Fatal(err)
@@ -206,18 +209,18 @@ func foreignHDR(t *testing.T) string {
 }
 
 func FuzzParse(f *testing.F) {
-	e := sample(f, 1, 1)
+	e := resultstest.Sample(f, 1, 1)
 	good, _ := json.Marshal(e)
 	f.Add(good)
 	f.Add(good[:100])
 	f.Add([]byte(`{"schema_version":1,"run":{"workload":"w"},"groups":[{"name":"a","histograms":{"probe_latency":{"hdr":"HISTFAAAAAA="}}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := Parse("f.json", data)
+		e, err := results.Parse("f.json", data)
 		if err == nil {
 			// What reads, merges and reports without trouble.
-			for _, g := range e.allGroups() {
+			for _, g := range e.AllGroups() {
 				for _, m := range gate.Metrics() {
-					Value(m, g)
+					results.Value(m, g)
 				}
 			}
 		}
@@ -226,11 +229,11 @@ func FuzzParse(f *testing.F) {
 
 func BenchmarkReadFile(b *testing.B) {
 	p := b.TempDir() + "/e.json"
-	if err := WriteFile(p, sample(b, 1, 1)); err != nil {
+	if err := results.WriteFile(p, resultstest.Sample(b, 1, 1)); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := ReadFile(p); err != nil {
+		if _, err := results.ReadFile(p); err != nil {
 			b.Fatal(err)
 		}
 	}

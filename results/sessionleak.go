@@ -1,7 +1,5 @@
 package results
 
-import "fmt"
-
 // SessionLeak is the session-leak check of a churn workload against the reference server
 // (engine/leakcheck.go; docs/session-leaks.md): once the session TTL had passed since the
 // clients last churned, did the sessions the server holds come back to those the clients
@@ -22,29 +20,3 @@ type SessionLeak struct {
 
 // Failed says whether the check was judged and failed: the gate fails.
 func (s *SessionLeak) Failed() bool { return s != nil && s.Judged && !s.Pass }
-
-// mergeSessionLeak adds a shard's check to the merge's: each shard runs its own reference
-// server, so the merged check holds what the shards' servers held and their clients held, and
-// passes only if every shard's passed. nil when no shard had one.
-func mergeSessionLeak(into *SessionLeak, shard int, from *SessionLeak) *SessionLeak {
-	if from == nil {
-		return into
-	}
-	line := fmt.Sprintf("shard %d: %s", shard, from.Verdict)
-	if into == nil {
-		c := *from
-		c.Verdict = line
-		return &c
-	}
-	into.Judged = into.Judged && from.Judged
-	into.Pass = into.Pass && from.Pass
-	into.Held += from.Held
-	into.Live += from.Live
-	into.AtSeconds = max(into.AtSeconds, from.AtSeconds)
-	into.Opened += from.Opened
-	into.Deleted += from.Deleted
-	into.Expired += from.Expired
-	into.Refused += from.Refused
-	into.Verdict += "; " + line
-	return into
-}

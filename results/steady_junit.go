@@ -29,7 +29,7 @@ func steadyCases(e *Export, class string) []junitCase {
 			c := junitCase{Name: "steady state: " + p.Name, Classname: class, Time: strconv.FormatFloat(took, 'f', 3, 64),
 				SystemOut: strings.Join(lines, "\n")}
 			if p.Verdict == ProbeFail {
-				msg := "probe " + p.Name + " failed: " + firstFailure(p)
+				msg := "probe " + p.Name + " failed: " + p.FirstFailure()
 				c.Failure = &junitFailure{Message: msg, Type: "steady_state", Text: msg}
 			}
 			out = append(out, c)
@@ -51,7 +51,8 @@ func steadyCases(e *Export, class string) []junitCase {
 	return out
 }
 
-func firstFailure(p SteadyProbe) string {
+// FirstFailure says the probe's first failed run: when, at what second, and why.
+func (p SteadyProbe) FirstFailure() string {
 	for _, r := range p.Runs {
 		if !r.Pass {
 			return fmt.Sprintf("%s at %.1fs: %s", r.When, r.AtS, r.Why)

@@ -1,4 +1,4 @@
-package results
+package results_test
 
 import (
 	"strconv"
@@ -6,10 +6,12 @@ import (
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/resultstest"
 )
 
 func TestJudge(t *testing.T) {
-	e := sample(t, 1, 1)
+	e := resultstest.Sample(t, 1, 1)
 	e.Groups[1].Counters["misattributed_errors"] = 0
 	e.Overall.Counters["misattributed_errors"] = e.Groups[0].Counters["misattributed_errors"]
 	p99 := e.Groups[1].Histograms["probe_latency"].P99US
@@ -41,20 +43,20 @@ func TestJudge(t *testing.T) {
 		{"naive.errors.reset == 1", true, "1"},
 		{"overall.errors == 2", true, "2"},
 	} {
-		r := JudgeThreshold(mustParse(tc.expr), e)
+		r := results.JudgeThreshold(mustParse(tc.expr), e)
 		if r.Pass != tc.pass || (tc.actual != "" && r.Actual != tc.actual) {
 			t.Errorf("%s: pass %v actual %q (%s), want pass %v actual %q", tc.expr, r.Pass, r.Actual, r.Reason, tc.pass, tc.actual)
 		}
 	}
 
 	// A percentile of an empty histogram fails: a gate must not pass on nothing measured.
-	empty := sample(t, 2, 1)
-	for _, g := range []*Group{&empty.Groups[1]} {
+	empty := resultstest.Sample(t, 2, 1)
+	for _, g := range []*results.Group{&empty.Groups[1]} {
 		h := g.Histograms["probe_latency"]
 		h.Count = 0
 		g.Histograms["probe_latency"] = h
 	}
-	r := JudgeThreshold(mustParse("probe.probe_latency.p99 < 1h"), empty)
+	r := results.JudgeThreshold(mustParse("probe.probe_latency.p99 < 1h"), empty)
 	if r.Pass || r.Actual != "no samples" || r.Value != nil {
 		t.Errorf("empty histogram: %+v", r)
 	}
@@ -62,14 +64,14 @@ func TestJudge(t *testing.T) {
 
 // A ratio with nothing under it fails as no data, as a percentile of an empty histogram does.
 func TestThresholdRatioOfNothing(t *testing.T) {
-	e := roundTrip(t, sample(t, 1, 1))
+	e := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
 	e.Group("probe").Counters["sessions_dead"] = 0
 	e.Group("probe").RetryAmplification = 0
 	th, err := gate.ParseThreshold("probe.retry_amplification < 2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := JudgeThreshold(th, e); r.Pass || r.Actual != "no data" || !strings.Contains(r.Reason, "no session died") {
+	if r := results.JudgeThreshold(th, e); r.Pass || r.Actual != "no data" || !strings.Contains(r.Reason, "no session died") {
 		t.Errorf("retry_amplification of no dead session: %+v", r)
 	}
 }

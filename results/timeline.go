@@ -45,14 +45,15 @@ func SampleInterval(planned time.Duration) time.Duration {
 	return time.Second
 }
 
-// add sums o into s: states, counters and errors.
-func (s *GroupSample) add(o GroupSample) {
-	s.States = addCounts(s.States, o.States)
-	s.Counters = addCounts(s.Counters, o.Counters)
-	s.Errors = addCounts(s.Errors, o.Errors)
+// Add sums o into s: states, counters and errors.
+func (s *GroupSample) Add(o GroupSample) {
+	s.States = AddCounts(s.States, o.States)
+	s.Counters = AddCounts(s.Counters, o.Counters)
+	s.Errors = AddCounts(s.Errors, o.Errors)
 }
 
-func addCounts(dst, src map[string]int64) map[string]int64 {
+// AddCounts adds src into dst, leaving zeros out; dst is made when nil and something is added.
+func AddCounts(dst, src map[string]int64) map[string]int64 {
 	for k, v := range src {
 		if v == 0 {
 			continue
@@ -67,7 +68,7 @@ func addCounts(dst, src map[string]int64) map[string]int64 {
 
 // NonZero returns m without its zero entries (nil if none are left): timelines leave zeros out.
 func NonZero(m map[string]int64) map[string]int64 {
-	return addCounts(nil, m)
+	return AddCounts(nil, m)
 }
 
 // PhaseAt records when a phase of the workload was in force, in seconds since the run's start

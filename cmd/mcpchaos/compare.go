@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/compare"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -80,14 +81,14 @@ experiments: compare refuses them unless --force is given.`,
 			}
 			forced := ""
 			for _, bp := range bases {
-				if err := results.Comparable(bp, cp); err != nil {
+				if err := compare.Comparable(bp, cp); err != nil {
 					if !force {
 						return fmt.Errorf("%w; pass --force to compare them anyway", err)
 					}
 					forced = err.Error()
 				}
 			}
-			c := results.CompareBaseline(bases, cp, tol)
+			c := compare.Baseline(bases, cp, tol)
 			c.Forced, c.Skipped = forced, skipped
 			if err := writeComparison(cmd.OutOrStdout(), c, asJSON, asMarkdown, all); err != nil {
 				return err
@@ -110,7 +111,7 @@ experiments: compare refuses them unless --force is given.`,
 // compareError is what decides compare's exit status (docs/gate.md, "Exit status"): a current
 // run that did not complete exits 1 (there is nothing to judge); one aborted by or failing its
 // own thresholds, a regression, and with --strict an inconclusive row exit 99.
-func compareError(c *results.Comparison, bases []results.Part, cur *results.Export, strict bool) error {
+func compareError(c *compare.Comparison, bases []results.Part, cur *results.Export, strict bool) error {
 	against := bases[0].File
 	if len(bases) > 1 {
 		against = fmt.Sprintf("a baseline of %d runs", len(bases))
@@ -147,7 +148,7 @@ func tolerances(file string, flags []string) (gate.Tolerances, error) {
 	return tol, nil
 }
 
-func writeComparison(out io.Writer, c *results.Comparison, asJSON, asMarkdown, all bool) error {
+func writeComparison(out io.Writer, c *compare.Comparison, asJSON, asMarkdown, all bool) error {
 	switch {
 	case asJSON:
 		enc := json.NewEncoder(out)
@@ -155,9 +156,9 @@ func writeComparison(out io.Writer, c *results.Comparison, asJSON, asMarkdown, a
 		enc.SetEscapeHTML(false)
 		return enc.Encode(c)
 	case asMarkdown:
-		return results.WriteComparisonMarkdown(out, c, all)
+		return compare.WriteMarkdown(out, c, all)
 	}
-	return results.WriteComparison(out, c, all)
+	return compare.Write(out, c, all)
 }
 
 // readBaselines reads the baseline exports: files, and every *.json export in a directory

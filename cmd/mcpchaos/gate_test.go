@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/merge"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -174,7 +175,7 @@ func TestShardsMerge(t *testing.T) {
 	if !parts[0].Export.Run.Start.Equal(parts[1].Export.Run.Start) {
 		t.Errorf("--start-at did not align the shards: %s, %s", parts[0].Export.Run.Start, parts[1].Export.Run.Start)
 	}
-	m, err := results.Merge(parts, results.MergeOptions{})
+	m, err := merge.Merge(parts, merge.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/merge"
 )
 
 func newMergeCmd() *cobra.Command {
@@ -47,7 +48,7 @@ unless --allow-partial, missing ones.`,
 			if err != nil {
 				return err
 			}
-			merged, err := results.Merge(parts, results.MergeOptions{AllowPartial: allowPartial})
+			merged, err := merge.Merge(parts, merge.Options{AllowPartial: allowPartial})
 			if err != nil {
 				return err
 			}

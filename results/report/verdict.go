@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"slices"
 	"strings"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/compare"
 )
 
 // verdict is what the report says first: how the latest run did against its thresholds, the
@@ -55,7 +56,7 @@ func verdictOf(runs []Run) verdict {
 	var bases []results.Part
 	for i := n - 2; i >= 0 && len(bases) < baselineRuns; i-- {
 		r := runs[i]
-		if results.Good(r.Export) && results.Comparable(results.Part{File: r.File, Export: r.Export}, results.Part{File: last.File, Export: e}) == nil {
+		if results.Good(r.Export) && compare.Comparable(results.Part{File: r.File, Export: r.Export}, results.Part{File: last.File, Export: e}) == nil {
 			bases = append(bases, results.Part{File: r.File, Export: r.Export})
 		}
 	}
@@ -66,9 +67,9 @@ func verdictOf(runs []Run) verdict {
 	}
 	if len(bases) > 0 && results.Good(e) {
 		v.Baselines = len(bases)
-		c := results.CompareBaseline(bases, results.Part{File: last.File, Export: e}, gate.DefaultTolerances())
+		c := compare.Baseline(bases, results.Part{File: last.File, Export: e}, gate.DefaultTolerances())
 		for _, r := range c.Rows {
-			if r.Verdict == results.VerdictRegressed {
+			if r.Verdict == compare.VerdictRegressed {
 				v.Regressions = append(v.Regressions, regressionText(r))
 			}
 		}
@@ -105,7 +106,7 @@ func plural(n int) string {
 	return "s"
 }
 
-func regressionText(r results.Row) string {
+func regressionText(r compare.Row) string {
 	s := fmt.Sprintf("%s %s", r.Group, r.Metric)
 	m, err := gate.ParseMetric(r.Metric)
 	if err == nil && r.Base != nil && r.Current != nil {
@@ -130,7 +131,7 @@ func hazardsOf(e *results.Export) []hazard {
 		if len(parts) == 0 {
 			continue
 		}
-		control := slices.Contains(results.ControlPolicies, g.Policy)
+		control := slices.Contains(compare.ControlPolicies, g.Policy)
 		who := fmt.Sprintf("group %s (policy %s)", g.Name, g.Policy)
 		if control {
 			who += ", a control: the fault reached the server's weak spot"

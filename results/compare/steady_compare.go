@@ -1,14 +1,16 @@
-package results
+package compare
+
+import "github.com/mcpchaos/mcpchaos/results"
 
 import "fmt"
 
 // compareProbes adds a row per steady-state probe recorded in any run, judged as thresholds
 // are: a probe that passed in every baseline and fails now is a regression; one that failed in
 // some baselines is flaky there and only reported.
-func (c *Comparison) compareProbes(bases []Part, cur *Export) {
+func (c *Comparison) compareProbes(bases []results.Part, cur *results.Export) {
 	type tally struct {
 		pass, fail int
-		cur        *SteadyProbe
+		cur        *results.SteadyProbe
 	}
 	var order []string
 	by := map[string]*tally{}
@@ -28,9 +30,9 @@ func (c *Comparison) compareProbes(bases []Part, cur *Export) {
 		for _, p := range b.Export.SteadyState.Probes {
 			t := get(p.Name)
 			switch p.Verdict {
-			case ProbePass:
+			case results.ProbePass:
 				t.pass++
-			case ProbeFail:
+			case results.ProbeFail:
 				t.fail++
 			}
 		}
@@ -47,14 +49,14 @@ func (c *Comparison) compareProbes(bases []Part, cur *Export) {
 	}
 }
 
-func probeRow(name string, pass, fail int, cur *SteadyProbe) Row {
-	if cur == nil || cur.Verdict == ProbeNotRun {
+func probeRow(name string, pass, fail int, cur *results.SteadyProbe) Row {
+	if cur == nil || cur.Verdict == results.ProbeNotRun {
 		return mustKeepPassing("steady_state", name, pass, fail, nil, "")
 	}
-	ok := cur.Verdict == ProbePass
+	ok := cur.Verdict == results.ProbePass
 	why := ""
 	if !ok {
-		why = firstFailure(*cur)
+		why = cur.FirstFailure()
 	}
 	return mustKeepPassing("steady_state", name, pass, fail, &ok, why)
 }

@@ -1,11 +1,13 @@
-package results
+package compare
 
 import (
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // Verdicts of a compared metric.
@@ -78,7 +80,7 @@ type RunRef struct {
 	Labels       map[string]string `json:"labels,omitempty"`
 }
 
-func refOf(file string, e *Export) RunRef {
+func refOf(file string, e *results.Export) RunRef {
 	r := RunRef{File: file, Workload: e.Run.Workload, WorkloadHash: e.Run.WorkloadHash, ToolVersion: e.Run.ToolVersion,
 		Start: e.Run.Start, Labels: e.Run.Labels}
 	if e.Run.Shard != nil {
@@ -89,63 +91,39 @@ func refOf(file string, e *Export) RunRef {
 
 // Comparable says why two runs should not be compared (different workloads, a shard against
 // a whole run), or returns nil.
-func Comparable(base, cur Part) error {
+func Comparable(base, cur results.Part) error {
 	b, c := base.Export.Run, cur.Export.Run
 	switch {
 	case b.Workload != c.Workload:
-		return mismatch("%s ran workload %q and %s ran %q: they are different experiments", base.File, b.Workload, cur.File, c.Workload)
+		return results.Mismatchf("%s ran workload %q and %s ran %q: they are different experiments", base.File, b.Workload, cur.File, c.Workload)
 	case b.WorkloadHash != c.WorkloadHash:
-		return mismatch("%s and %s both ran workload %q, but from different files (%s, %s): the workload changed between them", base.File, cur.File, b.Workload, shortHash(b.WorkloadHash), shortHash(c.WorkloadHash))
+		return results.Mismatchf("%s and %s both ran workload %q, but from different files (%s, %s): the workload changed between them", base.File, cur.File, b.Workload, results.ShortHash(b.WorkloadHash), results.ShortHash(c.WorkloadHash))
 	case !sameShard(b.Shard, c.Shard):
-		return mismatch("%s is %s and %s is %s: compare whole runs (merge shards first) or the same shard of each", base.File, shardName(b.Shard), cur.File, shardName(c.Shard))
+		return results.Mismatchf("%s is %s and %s is %s: compare whole runs (merge shards first) or the same shard of each", base.File, shardName(b.Shard), cur.File, shardName(c.Shard))
 	}
 	return nil
 }
 
-func sameShard(a, b *Shard) bool {
+func sameShard(a, b *results.Shard) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
 	return a.Index == b.Index && a.Count == b.Count
 }
 
-func shardName(s *Shard) string {
+func shardName(s *results.Shard) string {
 	if s == nil {
 		return "a whole run"
 	}
 	return "shard " + s.String()
 }
 
-// Good reports whether a run measured what it was asked: it ran to its end without an error,
-// an interruption or an abort. Only good runs make a baseline.
-func Good(e *Export) bool {
-	return !e.Run.Interrupted && e.Run.Error == "" && e.Run.Aborted == ""
+// Compare compares cur with one base run; see Baseline.
+func Compare(base, cur results.Part, tol gate.Tolerances) *Comparison {
+	return Baseline([]results.Part{base}, cur, tol)
 }
 
-// RunStatus says in words how a run ended: "completed", or why it did not.
-func RunStatus(e *Export) string {
-	var why []string
-	if e.Run.Interrupted {
-		why = append(why, "interrupted")
-	}
-	if e.Run.Aborted != "" {
-		why = append(why, "aborted: "+e.Run.Aborted)
-	}
-	if e.Run.Error != "" {
-		why = append(why, "error: "+e.Run.Error)
-	}
-	if len(why) == 0 {
-		return "completed"
-	}
-	return strings.Join(why, "; ")
-}
-
-// Compare compares cur with one base run; see CompareBaseline.
-func Compare(base, cur Part, tol gate.Tolerances) *Comparison {
-	return CompareBaseline([]Part{base}, cur, tol)
-}
-
-// CompareBaseline compares every metric of every group (and overall) of cur with the baseline
+// Baseline compares every metric of every group (and overall) of cur with the baseline
 // runs, and the thresholds they recorded. It does not check that the runs are comparable (call
 // Comparable for each) nor that they are good (see Good).
 //
@@ -157,15 +135,15 @@ func Compare(base, cur Part, tol gate.Tolerances) *Comparison {
 // baselines' spread and the tolerance, latencies against the baselines' run-to-run spread of
 // the statistic (judgeLatency). A move past the tolerance that is not judged a regression
 // says why (VerdictNoise, VerdictInfo with a note).
-func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
+func Baseline(bases []results.Part, cur results.Part, tol gate.Tolerances) *Comparison {
 	c := &Comparison{Current: refOf(cur.File, cur.Export)}
-	exports := make([]*Export, 0, len(bases)+1)
+	exports := make([]*results.Export, 0, len(bases)+1)
 	for _, b := range bases {
 		c.Baselines = append(c.Baselines, refOf(b.File, b.Export))
 		exports = append(exports, b.Export)
 	}
 	if len(bases) > 0 {
-		latest := slices.MaxFunc(bases, func(a, b Part) int { return a.Export.Run.Start.Compare(b.Export.Run.Start) })
+		latest := slices.MaxFunc(bases, func(a, b results.Part) int { return a.Export.Run.Start.Compare(b.Export.Run.Start) })
 		c.Base = refOf(latest.File, latest.Export)
 	}
 	exports = append(exports, cur.Export)
@@ -199,14 +177,14 @@ func CompareBaseline(bases []Part, cur Part, tol gate.Tolerances) *Comparison {
 	c.compareRefuted(bases, cur.Export)
 	c.compareThresholds(bases, cur.Export)
 	c.compareProbes(bases, cur.Export) // steady_compare.go
-	c.CurrentRun = CurrentRunStatus(cur.Export)
+	c.CurrentRun = results.CurrentRunStatus(cur.Export)
 	c.Findings = findings(c)
 	return c
 }
 
 // withheldIn says why metric is withheld for group (any group, for overall) in any of the
 // exports, "" when it is in none: a figure a run withheld is never judged.
-func withheldIn(exports []*Export, group, metric string) string {
+func withheldIn(exports []*results.Export, group, metric string) string {
 	for _, e := range exports {
 		if why := e.WithheldWhy(group, metric); why != "" {
 			return why
@@ -217,7 +195,7 @@ func withheldIn(exports []*Export, group, metric string) string {
 
 // lagGrowth is how much the current run's generator timer lag p99 (µs) exceeds the worst
 // baseline's; 0 when it does not, or when a run has no generator section.
-func lagGrowth(bases []Part, cur Part) float64 {
+func lagGrowth(bases []results.Part, cur results.Part) float64 {
 	if cur.Export.Generator == nil {
 		return 0
 	}
@@ -232,7 +210,7 @@ func lagGrowth(bases []Part, cur Part) float64 {
 }
 
 // starvedRuns names the runs whose load generator was starved past its bound, and how.
-func starvedRuns(bases []Part, cur Part) []string {
+func starvedRuns(bases []results.Part, cur results.Part) []string {
 	var out []string
 	if why := cur.Export.Generator.Why(); why != "" {
 		out = append(out, "current "+why)
@@ -245,45 +223,16 @@ func starvedRuns(bases []Part, cur Part) []string {
 	return out
 }
 
-// CurrentRunStatus says in one line why a current run is no release's result: it did not
-// complete (an error, an interruption), a threshold aborted it, or it failed its own
-// thresholds; "" when it completed and passed them.
-func CurrentRunStatus(e *Export) string {
-	switch {
-	case e.Run.Error != "" || e.Run.Interrupted:
-		return "the current run did not complete (" + RunStatus(e) + "): its numbers are not a release's"
-	case e.Run.Aborted != "":
-		return "the current run was aborted by its own threshold (" + e.Run.Aborted + ")"
-	}
-	var says []string
-	if n := Failed(e.Thresholds); n > 0 {
-		var failed []string
-		for _, t := range e.Thresholds {
-			if !t.Pass {
-				failed = append(failed, t.Expr+": "+t.Actual)
-			}
-		}
-		says = append(says, fmt.Sprintf("the current run failed %d of its own %d thresholds (%s)", n, len(e.Thresholds), strings.Join(failed, "; ")))
-	}
-	if ps := e.FailedProbes(); len(ps) > 0 {
-		says = append(says, fmt.Sprintf("the current run was not steady: %d steady-state probe%s failed (%s)", len(ps), plural(len(ps)), strings.Join(ps, "; ")))
-	}
-	return strings.Join(says, "; and ")
-}
-
-// Completed reports whether the current run measured to its end (no error, no interruption).
-func Completed(e *Export) bool { return e.Run.Error == "" && !e.Run.Interrupted }
-
 // ControlPolicies are the policies whose groups are controls: they are in a workload to show
 // the hazard a fault causes (policy naive believes every replay), so their counters are judged
 // for showing it, not for how much.
 var ControlPolicies = []string{"naive"}
 
 // controlGroups are the groups whose policy (in the baselines, else now) is a control.
-func controlGroups(cur *Export, bases []Part) map[string]bool {
+func controlGroups(cur *results.Export, bases []results.Part) map[string]bool {
 	out := map[string]bool{}
 	for _, g := range cur.Groups {
-		if slices.Contains(ControlPolicies, policyOf(g.Name, bases, Part{Export: cur})) {
+		if slices.Contains(ControlPolicies, policyOf(g.Name, bases, results.Part{Export: cur})) {
 			out[g.Name] = true
 		}
 	}
@@ -292,7 +241,7 @@ func controlGroups(cur *Export, bases []Part) map[string]bool {
 
 // policyOf is a group's policy in the baselines (what the group is there to show), or in the
 // current run when no baseline has the group.
-func policyOf(group string, bases []Part, cur Part) string {
+func policyOf(group string, bases []results.Part, cur results.Part) string {
 	for _, b := range bases {
 		if g := b.Export.Group(group); g != nil && group != "overall" {
 			return g.Policy
@@ -316,7 +265,7 @@ func (c *Comparison) count(r Row) {
 }
 
 // groupNames is the groups of every run, the first run's order first, then overall.
-func groupNames(es ...*Export) []string {
+func groupNames(es ...*results.Export) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, e := range es {
@@ -372,11 +321,11 @@ func mustKeepPassing(group, metric string, pass, fail int, cur *bool, why string
 // compareThresholds adds a row per threshold recorded in any run: a threshold that passed in
 // every baseline and fails now is a regression; one that failed in some baselines is flaky
 // there and only reported.
-func (c *Comparison) compareThresholds(bases []Part, cur *Export) {
+func (c *Comparison) compareThresholds(bases []results.Part, cur *results.Export) {
 	var order []string
 	type tally struct {
 		pass, fail int
-		cur        *ThresholdResult
+		cur        *results.ThresholdResult
 	}
 	byExpr := map[string]*tally{}
 	get := func(expr string) *tally {

@@ -1,8 +1,9 @@
 // This file is over 400 lines: it holds merge's tests with their shared shard fixtures
 // (shards, fullShards), which are easier to trust in one place.
-package results
+package merge
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -15,23 +16,25 @@ import (
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/resultstest"
 )
 
 // shards records random samples into n shard recorders per group and into one whole-run
 // recorder per group holding every sample, and returns the shards' exports (read back from
 // files) and the whole run's.
-func shards(t testing.TB, n, samples int) ([]Part, *Export) {
+func shards(t testing.TB, n, samples int) ([]results.Part, *results.Export) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(7, 11))
 	groups := []string{"naive", "probe"}
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	run := Run{Tool: "mcpchaos", ToolVersion: "test", Workload: "w", WorkloadHash: "sha256:abc", Target: "builtin",
+	run := results.Run{Tool: "mcpchaos", ToolVersion: "test", Workload: "w", WorkloadHash: "sha256:abc", Target: "builtin",
 		Start: start, End: start.Add(10 * time.Second), PlannedSeconds: 10}
 	whole := make([]*metrics.Recorder, len(groups))
 	for i, g := range groups {
 		whole[i] = metrics.NewRecorder(g, g, 0)
 	}
-	var parts []Part
+	var parts []results.Part
 	for s := range n {
 		var snaps []*metrics.Snapshot
 		for gi, g := range groups {
@@ -58,36 +61,36 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 			snaps = append(snaps, rec.Snapshot())
 		}
 		r := run
-		r.Shard = &Shard{Index: s, Count: n}
+		r.Shard = &results.Shard{Index: s, Count: n}
 		r.Generation, r.OtherGeneration = "session", "stateless"
 		r.Notes = []string{"the same note from every shard"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
-		r.Libraries = map[string]Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
+		r.Libraries = map[string]results.Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
 			Options: map[string]any{"maxRetries": 10}, NegotiatedProtocol: "2025-11-25", ErrorClasses: map[string]int64{"McpError(-32001)": 1}}}
-		r.Withhold("naive", EstimateRefuted, "false_healthy_seconds")
+		r.Withhold("naive", results.EstimateRefuted, "false_healthy_seconds")
 		r.Start = start.Add(time.Duration(s) * 300 * time.Millisecond) // clocks a little apart
 		r.Labels = map[string]string{"release": "v1.4.2"}
 		r.End = r.Start.Add(10 * time.Second)
-		e, err := Build(r, snaps)
+		e, err := results.Build(r, snaps)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Faults = []FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
-		e.Phases = []PhaseAt{{Phase: "active", StartS: 0, EndS: 4, Turns: map[string]int64{"probe": 10}, CallsNotMade: map[string]int64{"probe": 1}}, {Phase: "quiet", StartS: 4, EndS: 10}}
-		e.Thresholds = []ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
-		e.Timeline = &Timeline{IntervalS: 1}
+		e.Faults = []results.FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
+		e.Phases = []results.PhaseAt{{Phase: "active", StartS: 0, EndS: 4, Turns: map[string]int64{"probe": 10}, CallsNotMade: map[string]int64{"probe": 1}}, {Phase: "quiet", StartS: 4, EndS: 10}}
+		e.Thresholds = []results.ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
+		e.Timeline = &results.Timeline{IntervalS: 1}
 		for k := range 11 {
-			e.Timeline.Samples = append(e.Timeline.Samples, Sample{TS: float64(k), Groups: map[string]GroupSample{
+			e.Timeline.Samples = append(e.Timeline.Samples, results.Sample{TS: float64(k), Groups: map[string]results.GroupSample{
 				"naive": {States: map[string]int64{"live": 10}, Counters: map[string]int64{"drops": int64(k)}},
 			}})
 		}
-		parts = append(parts, Part{File: "shard-" + string(rune('0'+s)) + ".json", Export: roundTrip(t, e)})
+		parts = append(parts, results.Part{File: "shard-" + string(rune('0'+s)) + ".json", Export: resultstest.RoundTrip(t, e)})
 	}
 	var snaps []*metrics.Snapshot
 	for _, w := range whole {
 		snaps = append(snaps, w.Snapshot())
 	}
-	e, err := Build(run, snaps)
+	e, err := results.Build(run, snaps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +101,12 @@ func shards(t testing.TB, n, samples int) ([]Part, *Export) {
 // holding all samples.
 func TestMergeIsExact(t *testing.T) {
 	parts, whole := shards(t, 3, 500)
-	m, err := Merge(parts, MergeOptions{})
+	m, err := Merge(parts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = roundTrip(t, m)
-	for _, g := range m.allGroups() {
+	m = resultstest.RoundTrip(t, m)
+	for _, g := range m.AllGroups() {
 		w := whole.Group(g.Name)
 		if g.Clients != w.Clients {
 			t.Errorf("%s: clients %d, want %d", g.Name, g.Clients, w.Clients)
@@ -117,9 +120,10 @@ func TestMergeIsExact(t *testing.T) {
 			t.Errorf("%s: amplification %v/%v, false healthy %v/%v", g.Name, g.RetryAmplification, w.RetryAmplification, g.FalseHealthySeconds, w.FalseHealthySeconds)
 		}
 		for name, wh := range w.Histograms {
-			gh := g.Histograms[name]
-			gh.hist, wh.hist = nil, nil
-			if gh != wh {
+			// Their fields as written to the file (the decoded histogram is compared below).
+			gj, _ := json.Marshal(g.Histograms[name])
+			wj, _ := json.Marshal(wh)
+			if gh := g.Histograms[name]; string(gj) != string(wj) {
 				t.Errorf("%s %s: merged %+v\nwant the whole run's %+v", g.Name, name, gh, wh)
 			}
 			a, _ := g.Histograms[name].Decoded()
@@ -166,7 +170,7 @@ func TestMergeIsExact(t *testing.T) {
 // Timelines align on wall-clock time: shard 1 started 300 ms after shard 0, shard 2 600 ms.
 func TestMergeTimelines(t *testing.T) {
 	parts, _ := shards(t, 3, 10)
-	m, err := Merge(parts, MergeOptions{})
+	m, err := Merge(parts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +188,7 @@ func TestMergeTimelines(t *testing.T) {
 	if len(tl.Samples) != 12 {
 		t.Fatalf("%d samples", len(tl.Samples))
 	}
-	at := func(k int) GroupSample { return tl.Samples[k].Groups["naive"] }
+	at := func(k int) results.GroupSample { return tl.Samples[k].Groups["naive"] }
 	if got := at(0).States["live"]; got != 20 { // shards 0 and 1; shard 2 not started
 		t.Errorf("slot 0: live %d, want 20", got)
 	}
@@ -203,37 +207,37 @@ func TestMergeTimelines(t *testing.T) {
 func TestMergeRefuses(t *testing.T) {
 	built, _ := shards(t, 3, 10)
 	// fresh copies of the shards' run metadata, which the cases edit; groups are shared
-	fresh := func() []Part {
-		ps := make([]Part, len(built))
+	fresh := func() []results.Part {
+		ps := make([]results.Part, len(built))
 		for i, p := range built {
 			e := *p.Export
 			s := *e.Run.Shard
 			e.Run.Shard = &s
-			ps[i] = Part{File: p.File, Export: &e}
+			ps[i] = results.Part{File: p.File, Export: &e}
 		}
 		return ps
 	}
 	for _, tc := range []struct {
 		name    string
-		edit    func(ps []Part) []Part
-		opts    MergeOptions
+		edit    func(ps []results.Part) []results.Part
+		opts    Options
 		want    string
 		succeed bool
 	}{
-		{name: "different workload", edit: func(ps []Part) []Part { ps[1].Export.Run.Workload = "other"; return ps },
+		{name: "different workload", edit: func(ps []results.Part) []results.Part { ps[1].Export.Run.Workload = "other"; return ps },
 			want: `shard-1.json is a shard of workload "other" but shard-0.json is of "w"`},
-		{name: "different file", edit: func(ps []Part) []Part { ps[2].Export.Run.WorkloadHash = "sha256:def"; return ps },
+		{name: "different file", edit: func(ps []results.Part) []results.Part { ps[2].Export.Run.WorkloadHash = "sha256:def"; return ps },
 			want: "from different files"},
-		{name: "duplicate", edit: func(ps []Part) []Part { ps[2].Export.Run.Shard.Index = 0; return ps },
+		{name: "duplicate", edit: func(ps []results.Part) []results.Part { ps[2].Export.Run.Shard.Index = 0; return ps },
 			want: "shard 0 appears twice: shard-0.json and shard-2.json"},
-		{name: "counts differ", edit: func(ps []Part) []Part { ps[1].Export.Run.Shard.Count = 4; return ps },
+		{name: "counts differ", edit: func(ps []results.Part) []results.Part { ps[1].Export.Run.Shard.Count = 4; return ps },
 			want: "the shard counts differ"},
-		{name: "missing", edit: func(ps []Part) []Part { return ps[:2] },
+		{name: "missing", edit: func(ps []results.Part) []results.Part { return ps[:2] },
 			want: "shard(s) 2 of 0..2 are missing; merge all 3 shards, or pass --allow-partial"},
-		{name: "partial allowed", edit: func(ps []Part) []Part { return ps[1:] }, opts: MergeOptions{AllowPartial: true}, succeed: true},
-		{name: "not a shard", edit: func(ps []Part) []Part { ps[0].Export.Run.Shard = nil; return ps },
+		{name: "partial allowed", edit: func(ps []results.Part) []results.Part { return ps[1:] }, opts: Options{AllowPartial: true}, succeed: true},
+		{name: "not a shard", edit: func(ps []results.Part) []results.Part { ps[0].Export.Run.Shard = nil; return ps },
 			want: "shard-0.json is not a shard (it was run without --shard)"},
-		{name: "nothing", edit: func(ps []Part) []Part { return nil }, want: "no shards to merge"},
+		{name: "nothing", edit: func(ps []results.Part) []results.Part { return nil }, want: "no shards to merge"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Merge(tc.edit(fresh()), tc.opts)
@@ -243,7 +247,7 @@ func TestMergeRefuses(t *testing.T) {
 				}
 				return
 			}
-			var me *MismatchError
+			var me *results.MismatchError
 			if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want a MismatchError containing %q", err, tc.want)
 			}
@@ -255,7 +259,7 @@ func BenchmarkMerge(b *testing.B) {
 	parts, _ := shards(b, 8, 500)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := Merge(parts, MergeOptions{}); err != nil {
+		if _, err := Merge(parts, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -269,7 +273,7 @@ func TestSampleInterval(t *testing.T) {
 		{100 * time.Minute, 6 * time.Second},
 		{30 * 24 * time.Hour, 2592 * time.Second},
 	} {
-		if got := SampleInterval(tc.planned); got != tc.want {
+		if got := results.SampleInterval(tc.planned); got != tc.want {
 			t.Errorf("SampleInterval(%s) = %s, want %s", tc.planned, got, tc.want)
 		}
 	}
@@ -277,7 +281,7 @@ func TestSampleInterval(t *testing.T) {
 
 // fullShards are two shards' exports with every field of Export set somewhere, as a release-day
 // run against the reference server's replicas writes them.
-func fullShards(t *testing.T) []Part {
+func fullShards(t *testing.T) []results.Part {
 	t.Helper()
 	parts, _ := shards(t, 2, 10)
 	one := 1
@@ -293,24 +297,24 @@ func fullShards(t *testing.T) []Part {
 		r.Interrupted, r.Aborted = i == 1, map[bool]string{true: "overall.drops < 1 failed"}[i == 1]
 		r.DetectionDelayEstimated, r.Error = i == 0, map[bool]string{true: "a shard's error"}[i == 0]
 		e.Faults[0].Error = map[bool]string{true: "toxiproxy refused"}[i == 1]
-		r.SessionLeak = &SessionLeak{Judged: true, Pass: true, Held: 3, Live: 3, AtSeconds: 9, TTLSeconds: 2,
+		r.SessionLeak = &results.SessionLeak{Judged: true, Pass: true, Held: 3, Live: 3, AtSeconds: 9, TTLSeconds: 2,
 			Opened: 20, Deleted: 4, Expired: 13, Refused: 1, Verdict: "passed"}
 		e.Thresholds = append(e.Thresholds,
-			ThresholdResult{Expr: "overall.sessions_started > 0", AbortOnFail: true, AbortedRun: i == 1, Unit: gate.UnitCount},
-			ThresholdResult{Expr: "nosuch.drops < 1", Unit: gate.UnitCount})
-		e.Timeline.Samples[3].Groups["naive"] = GroupSample{States: map[string]int64{"live": 10}, Errors: map[string]int64{"http_404": 1}}
-		e.Actions = []ActionAt{
+			results.ThresholdResult{Expr: "overall.sessions_started > 0", AbortOnFail: true, AbortedRun: i == 1, Unit: gate.UnitCount},
+			results.ThresholdResult{Expr: "nosuch.drops < 1", Unit: gate.UnitCount})
+		e.Timeline.Samples[3].Groups["naive"] = results.GroupSample{States: map[string]int64{"live": 10}, Errors: map[string]int64{"http_404": 1}}
+		e.Actions = []results.ActionAt{
 			{Action: "deploy", Kind: "restart", StartedAtS: 2, EndedAtS: 3, Detail: "replica 1 of 2"},
 			{Action: "script", Kind: "exec", StartedAtS: 1 + float64(i), EndedAtS: 4, Command: []string{"./deploy.sh"},
 				ExitStatus: &one, Output: "deploying", OutputTruncated: true, Error: "exit status 1"},
 		}
-		e.Topology = &Topology{Replicas: 2, Routing: "session", EventLog: "shared", LogErrors: int64(i + 1), Deaths: []DeathsBy{
+		e.Topology = &results.Topology{Replicas: 2, Routing: "session", EventLog: "shared", LogErrors: int64(i + 1), Deaths: []results.DeathsBy{
 			{Cause: "restart", Fault: "deploy", Replica: 1, Sessions: 5 + i},
 			{Cause: "ttl", Replica: 0, Sessions: 2},
 		}}
 		if i == 0 { // shard 0 runs the steady state and the rollbacks
-			e.SteadyState, e.Rollbacks = withSteady(e, true).SteadyState, withSteady(e, true).Rollbacks
-			e.SteadyState.Probes[0].Skipped = []ProbeSkip{{When: "after", Why: "the run was interrupted"}}
+			e.SteadyState, e.Rollbacks = resultstest.WithSteady(e, true).SteadyState, resultstest.WithSteady(e, true).Rollbacks
+			e.SteadyState.Probes[0].Skipped = []results.ProbeSkip{{When: "after", Why: "the run was interrupted"}}
 			e.Rollbacks[0].Command, e.Rollbacks[0].ExitStatus, e.Rollbacks[0].Output, e.Rollbacks[0].OutputTruncated, e.Rollbacks[0].Error = []string{"sh"}, &one, "x", true, "exit 1"
 		}
 		wait := 0.2
@@ -318,7 +322,7 @@ func fullShards(t *testing.T) []Part {
 			TimerLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, SchedLatency: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3},
 			TurnLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, DispatchLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, GCPauses: generator.GCPauses{Count: 1, TotalUS: 5, MaxUS: 5},
 			Windows: 10, Starved: i == 1, StarvedS: 2, Starving: []generator.Window{{FromS: 1, ToS: 3, Why: "timer lag"}}, Bound: generator.Bound.Describe()}
-		parts[i].Export = roundTrip(t, e)
+		parts[i].Export = resultstest.RoundTrip(t, e)
 	}
 	return parts
 }
@@ -376,11 +380,11 @@ func zeroFields(v reflect.Value) []string {
 // anything under them) that Merge does not carry over fails here until it does.
 func TestMergeKeepsEveryField(t *testing.T) {
 	parts := fullShards(t)
-	m, err := Merge(parts, MergeOptions{})
+	m, err := Merge(parts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m = roundTrip(t, m)
+	m = resultstest.RoundTrip(t, m)
 	// A merge is not a shard (MergedShards records them), and its overall numbers span
 	// policies naive and probe, so they have none.
 	if zero := zeroFields(reflect.ValueOf(m)); !slices.Equal(zero, []string{"Overall.Policy", "Run.Shard"}) {
@@ -392,7 +396,7 @@ func TestMergeKeepsEveryField(t *testing.T) {
 	}{
 		{"actions in start order, on the merged clock", actionTimes(m.Actions), []string{"0:1.0", "0:2.0", "1:2.3", "1:2.3"}},
 		{"topology shape", fmt.Sprintf("%d %s %s", m.Topology.Replicas, m.Topology.Routing, m.Topology.EventLog), "2 session shared"},
-		{"deaths summed by cause, fault and replica", m.Topology.Deaths, []DeathsBy{{"restart", "deploy", 1, 11}, {"ttl", "", 0, 4}}},
+		{"deaths summed by cause, fault and replica", m.Topology.Deaths, []results.DeathsBy{{Cause: "restart", Fault: "deploy", Replica: 1, Sessions: 11}, {Cause: "ttl", Replica: 0, Sessions: 4}}},
 		{"event-log errors summed", m.Topology.LogErrors, int64(3)},
 		{"run id derived from the shards'", len(m.Run.ID) == 8 && m.Run.ID != "00000000", true},
 		{"each shard's id", []string{m.Run.MergedShards[0].ID, m.Run.MergedShards[1].ID}, []string{"00000000", "00000001"}},
@@ -412,7 +416,7 @@ func TestMergeKeepsEveryField(t *testing.T) {
 	}
 }
 
-func actionTimes(as []ActionAt) []string {
+func actionTimes(as []results.ActionAt) []string {
 	var out []string
 	for _, a := range as {
 		out = append(out, fmt.Sprintf("%d:%.1f", *a.Shard, a.StartedAtS))
@@ -424,16 +428,16 @@ func actionTimes(as []ActionAt) []string {
 func TestMergeTopologyDiffers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*Topology) *Topology
+		edit func(*results.Topology) *results.Topology
 		want string
 	}{
-		{"replicas", func(t *Topology) *Topology { t.Replicas = 3; return t }, "2 replicas, routing session, event log shared; 3 replicas"},
-		{"one without", func(*Topology) *Topology { return nil }, "event log shared; none"},
+		{"replicas", func(t *results.Topology) *results.Topology { t.Replicas = 3; return t }, "2 replicas, routing session, event log shared; 3 replicas"},
+		{"one without", func(*results.Topology) *results.Topology { return nil }, "event log shared; none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts := fullShards(t)
 			parts[1].Export.Topology = tc.edit(parts[1].Export.Topology)
-			m, err := Merge(parts, MergeOptions{})
+			m, err := Merge(parts, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

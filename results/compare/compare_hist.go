@@ -1,10 +1,11 @@
-package results
+package compare
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // MinLatencyBaselines is how many baseline runs compare needs before it judges a latency: the
@@ -28,10 +29,10 @@ var burstHists = map[string]bool{"probe_latency": true, "reconnect_latency": tru
 // the tolerance and by more than the baselines differ among themselves, counted as a ratio
 // (a stall delays everything in flight, so latency moves between identical runs by factors,
 // not by amounts). The samples inside one run are never treated as independent draws.
-func judgeLatency(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Group) {
+func judgeLatency(r *Row, m gate.Metric, t gate.Tolerance, bgs []*results.Group, cg *results.Group) {
 	var vals []float64
 	for _, g := range bgs {
-		if v, ok := Value(m, g); ok {
+		if v, ok := results.Value(m, g); ok {
 			vals = append(vals, v)
 		}
 	}
@@ -40,9 +41,9 @@ func judgeLatency(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Gro
 		r.Note = fmt.Sprintf("not judged: latency moves between identical runs by more than one run shows; give %d or more baselines", MinLatencyBaselines)
 		return
 	}
-	n := Samples(m, cg)
+	n := results.Samples(m, cg)
 	for _, g := range bgs {
-		n = min(n, Samples(m, g))
+		n = min(n, results.Samples(m, g))
 	}
 	if need := m.MinSamples(); n < need {
 		r.Verdict = VerdictInfo

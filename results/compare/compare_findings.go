@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // What a hazard's regression means, in words a release manager reads without the metric ids.
@@ -130,17 +131,17 @@ func moved(c *Comparison, group, metric string, dir int) bool {
 // alive). The figures derived from the estimate are withheld and never judged, so without
 // this row that session regression would pass as "nothing judged changed". It is not timed:
 // a stalled runner sends its requests later, never to a session the server had closed.
-func (c *Comparison) compareRefuted(bases []Part, cur *Export) {
-	refuted := func(e *Export, g string) bool {
+func (c *Comparison) compareRefuted(bases []results.Part, cur *results.Export) {
+	refuted := func(e *results.Export, g string) bool {
 		for _, why := range e.Run.Withheld[g] {
-			if why == EstimateRefuted {
+			if why == results.EstimateRefuted {
 				return true
 			}
 		}
 		return false
 	}
 	for _, g := range groupNames(cur) {
-		if g == "overall" || !refuted(cur, g) || slices.ContainsFunc(bases, func(b Part) bool { return refuted(b.Export, g) }) {
+		if g == "overall" || !refuted(cur, g) || slices.ContainsFunc(bases, func(b results.Part) bool { return refuted(b.Export, g) }) {
 			continue
 		}
 		zero, one := 0.0, 1.0

@@ -1,4 +1,4 @@
-package results
+package compare
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // How compare judges one number (docs/gate.md): by the metric's class (gate.Class) first: a
@@ -22,8 +23,8 @@ type judgeCtx struct {
 	// lagGrowth is how much the generator's own timer lag (p99, µs) grew from the worst
 	// baseline to the current run; 0 when it did not grow or a run does not say.
 	lagGrowth float64
-	bgs       []*Group
-	cg        *Group
+	bgs       []*results.Group
+	cg        *results.Group
 }
 
 // judgeMetric fills a row for one metric of one group: the values, and the verdict.
@@ -31,7 +32,7 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 	row := Row{Group: x.group, Metric: m.Name, Unit: m.Unit(), Class: m.Class(), Tolerance: t.Describe(m.Unit())}
 	var bvals []float64
 	for _, g := range x.bgs {
-		if v, ok := Value(m, g); ok {
+		if v, ok := results.Value(m, g); ok {
 			bvals = append(bvals, v)
 		}
 	}
@@ -43,7 +44,7 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 		}
 	}
 	if x.cg != nil {
-		if v, ok := Value(m, x.cg); ok {
+		if v, ok := results.Value(m, x.cg); ok {
 			row.Current = &v
 		}
 	}
@@ -145,14 +146,14 @@ func spread(vs []float64) (med, lo, hi float64) {
 // value, except for errors of one kind, whose 10% are of all the group's errors. Faults make
 // errors; which kind a cut connection ends in is a race at the fault's edge, so a handful of a
 // new kind among hundreds is noise, while a server that starts failing adds hundreds.
-func relativeTo(m gate.Metric, bgs []*Group, hi float64) float64 {
+func relativeTo(m gate.Metric, bgs []*results.Group, hi float64) float64 {
 	if m.Kind() != gate.KindErrors || m.Key() == "" {
 		return hi
 	}
 	all, _ := gate.ParseMetric("errors")
 	ref := hi
 	for _, g := range bgs {
-		v, _ := Value(all, g)
+		v, _ := results.Value(all, g)
 		ref = max(ref, v)
 	}
 	return ref
@@ -192,10 +193,10 @@ func judgeSpread(r *Row, t gate.Tolerance, lo, hi, ref float64) {
 // judgeWorkDone judges tool_calls_ok, whose fall regresses unless the turns the loops skipped
 // explain it: a loop that missed its turn (a stalled runner or a slow server; the latency rows
 // judge the server's part) made fewer calls, not more failures.
-func judgeWorkDone(r *Row, m gate.Metric, t gate.Tolerance, bgs []*Group, cg *Group) {
+func judgeWorkDone(r *Row, m gate.Metric, t gate.Tolerance, bgs []*results.Group, cg *results.Group) {
 	var vals []float64
 	for _, g := range bgs {
-		v, _ := Value(m, g)
+		v, _ := results.Value(m, g)
 		vals = append(vals, v)
 	}
 	_, lo, hi := spread(vals)

@@ -1,4 +1,4 @@
-package results
+package merge
 
 import (
 	"cmp"
@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // mergeActions lists every shard's actions on the merged run's clock, in the order they
 // started, each marked with its shard: each shard carried out its own schedule.
-func mergeActions(parts []Part, start time.Time) []ActionAt {
-	var out []ActionAt
+func mergeActions(parts []results.Part, start time.Time) []results.ActionAt {
+	var out []results.ActionAt
 	for _, p := range parts {
 		shift := p.Export.Run.Start.Sub(start).Seconds()
 		idx := p.Export.Run.Shard.Index
@@ -25,7 +27,7 @@ func mergeActions(parts []Part, start time.Time) []ActionAt {
 			out = append(out, a)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b ActionAt) int { return cmp.Compare(a.StartedAtS, b.StartedAtS) })
+	slices.SortStableFunc(out, func(a, b results.ActionAt) int { return cmp.Compare(a.StartedAtS, b.StartedAtS) })
 	return out
 }
 
@@ -33,11 +35,11 @@ func mergeActions(parts []Part, start time.Time) []ActionAt {
 // failures added up (by cause, fault and replica). Shards of one run have the same shape; when
 // they do not (or only some had a topology), the first shard's is kept and the difference is
 // returned as a note, so the merged export does not claim one shape silently.
-func mergeTopology(parts []Part) (*Topology, string) {
-	var out *Topology
+func mergeTopology(parts []results.Part) (*results.Topology, string) {
+	var out *results.Topology
 	var shapes []string
-	deaths := map[DeathsBy]int{} // keyed with Sessions zeroed
-	var order []DeathsBy
+	deaths := map[results.DeathsBy]int{} // keyed with Sessions zeroed
+	var order []results.DeathsBy
 	for _, p := range parts {
 		t := p.Export.Topology
 		shape := "none"
@@ -51,7 +53,7 @@ func mergeTopology(parts []Part) (*Topology, string) {
 			continue
 		}
 		if out == nil {
-			out = &Topology{Replicas: t.Replicas, Routing: t.Routing, EventLog: t.EventLog}
+			out = &results.Topology{Replicas: t.Replicas, Routing: t.Routing, EventLog: t.EventLog}
 		}
 		out.LogErrors += t.LogErrors
 		for _, d := range t.Deaths {
@@ -78,7 +80,7 @@ func mergeTopology(parts []Part) (*Topology, string) {
 
 // mergeRunID is the shards' run id when they share one, else an id derived from theirs (the
 // same shards always merge to the same id); each shard's own is in MergedShards.
-func mergeRunID(parts []Part) string {
+func mergeRunID(parts []results.Part) string {
 	ids := make([]string, len(parts))
 	for i, p := range parts {
 		ids[i] = p.Export.Run.ID

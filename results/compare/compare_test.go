@@ -1,21 +1,24 @@
-package results
+package compare
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/gate"
-	"github.com/mcpchaos/mcpchaos/generator"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/generator"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/resultstest"
 )
 
 func TestCompareWithItself(t *testing.T) {
-	e := roundTrip(t, sample(t, 1, 1))
-	e.Thresholds = []ThresholdResult{{Expr: "probe.drops < 100", Pass: true}}
-	c := Compare(Part{"a.json", e}, Part{"a.json", e}, gate.DefaultTolerances())
+	e := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
+	e.Thresholds = []results.ThresholdResult{{Expr: "probe.drops < 100", Pass: true}}
+	c := Compare(results.Part{File: "a.json", Export: e}, results.Part{File: "a.json", Export: e}, gate.DefaultTolerances())
 	if c.Regressions != 0 || c.Improvements != 0 {
 		t.Errorf("%d regressions, %d improvements comparing a run with itself", c.Regressions, c.Improvements)
 	}
@@ -28,29 +31,29 @@ func TestCompareWithItself(t *testing.T) {
 		t.Errorf("%d rows, want %d", len(c.Rows), want)
 	}
 	var buf bytes.Buffer
-	WriteComparison(&buf, c, false)
+	Write(&buf, c, false)
 	if !strings.Contains(buf.String(), "no change in any of") {
 		t.Errorf("table:\n%s", buf.String())
 	}
 }
 
 func TestCompareFindsRegressions(t *testing.T) {
-	base := roundTrip(t, sample(t, 1, 1))
-	cur := roundTrip(t, sample(t, 1, 1))
-	edit := func(g *Group, metric string, v int64) { g.Counters[metric] = v }
+	base := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
+	edit := func(g *results.Group, metric string, v int64) { g.Counters[metric] = v }
 	probe := cur.Group("probe")
 	edit(probe, "misattributed_errors", probe.Counters["misattributed_errors"]+1) // may not grow at all
 	edit(probe, "tool_calls_ok", probe.Counters["tool_calls_ok"]*2+50)            // better, past its counting noise
 	naive := cur.Group("naive")
 	edit(naive, "drops", naive.Counters["drops"]*10) // info
-	base.Thresholds = []ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: true}}
-	cur.Thresholds = []ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: false, Actual: "1"}}
-	slower := roundTrip(t, sampleSlower(t, 1, 1, 3))
+	base.Thresholds = []results.ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: true}}
+	cur.Thresholds = []results.ThresholdResult{{Expr: "probe.misattributed_errors == 0", Pass: false, Actual: "1"}}
+	slower := resultstest.RoundTrip(t, resultstest.SampleSlower(t, 1, 1, 3))
 	for _, g := range []string{"probe", "naive"} {
 		cur.Group(g).Histograms = slower.Group(g).Histograms
 	}
 
-	c := Compare(Part{"base.json", base}, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c := Compare(results.Part{File: "base.json", Export: base}, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	for _, tc := range []struct{ group, metric, want, note string }{
 		{"probe", "misattributed_errors", VerdictRegressed, ""},
 		{"probe", "tool_calls_ok", VerdictImproved, ""},
@@ -69,7 +72,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 		t.Errorf("%d regressions, %d improvements", c.Regressions, c.Improvements)
 	}
 	var buf bytes.Buffer
-	WriteComparison(&buf, c, false)
+	Write(&buf, c, false)
 	out := buf.String()
 	for _, want := range []string{`(?m)^probe +misattributed_errors +[0-9]+ +[0-9]+ +\+1 \(\+[0-9.]+%\) +REGRESSED \(may not grow\)$`, "(?m)^2 regressions, 1 improvement;"} {
 		if !regexp.MustCompile(want).MatchString(out) {
@@ -80,7 +83,7 @@ func TestCompareFindsRegressions(t *testing.T) {
 		t.Errorf("table lists unchanged rows:\n%s", out)
 	}
 	buf.Reset()
-	WriteComparisonMarkdown(&buf, c, false)
+	WriteMarkdown(&buf, c, false)
 	md := buf.String()
 	for _, want := range []string{"### mcpchaos compare: 2 regressions", "> **the current run failed 1 of its own 1 thresholds", "- group probe now blames tools for session deaths (misattributed_errors", "| probe | `misattributed_errors` |", "**REGRESSED (may not grow)**"} {
 		if !strings.Contains(md, want) {
@@ -99,10 +102,10 @@ func row(c *Comparison, group, metric string) Row {
 }
 
 // baseline is n exports of the same distribution (different seeds), as back-to-back runs.
-func baseline(t *testing.T, n int) []Part {
-	var ps []Part
+func baseline(t *testing.T, n int) []results.Part {
+	var ps []results.Part
 	for i := range n {
-		ps = append(ps, Part{fmt.Sprintf("base-%d.json", i), roundTrip(t, sample(t, uint64(100+i), 1))})
+		ps = append(ps, results.Part{File: fmt.Sprintf("base-%d.json", i), Export: resultstest.RoundTrip(t, resultstest.Sample(t, uint64(100+i), 1))})
 	}
 	return ps
 }
@@ -111,8 +114,8 @@ func baseline(t *testing.T, n int) []Part {
 // distribution drawn again is no regression, three times slower is one.
 func TestCompareBaselineLatency(t *testing.T) {
 	bases := baseline(t, 5)
-	same := Part{"same.json", roundTrip(t, sample(t, 7, 1))}
-	c := CompareBaseline(bases, same, gate.DefaultTolerances())
+	same := results.Part{File: "same.json", Export: resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))}
+	c := Baseline(bases, same, gate.DefaultTolerances())
 	for _, r := range c.Rows {
 		if strings.Contains(r.Metric, "latency") || strings.Contains(r.Metric, "delay") {
 			if r.Verdict == VerdictRegressed || r.Verdict == VerdictImproved {
@@ -120,8 +123,8 @@ func TestCompareBaselineLatency(t *testing.T) {
 			}
 		}
 	}
-	slow := Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 3))}
-	c = CompareBaseline(bases, slow, gate.DefaultTolerances())
+	slow := results.Part{File: "slow.json", Export: resultstest.RoundTrip(t, resultstest.SampleSlower(t, 7, 1, 3))}
+	c = Baseline(bases, slow, gate.DefaultTolerances())
 	for _, m := range []string{"tool_call_latency.p50", "tool_call_latency.mean", "tool_call_latency.p90"} {
 		if r := row(c, "probe", m); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "past the worst of 5 baselines") {
 			t.Errorf("3x slower: probe %s %s (%s), want regressed", m, r.Verdict, r.Note)
@@ -131,7 +134,7 @@ func TestCompareBaselineLatency(t *testing.T) {
 	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictNoise || !strings.Contains(r.Note, "margin x3.00") {
 		t.Errorf("probe p50 3x slower: %s (%s), want noise", r.Verdict, r.Note)
 	}
-	c5 := CompareBaseline(bases, Part{"slow.json", roundTrip(t, sampleSlower(t, 7, 1, 5))}, gate.DefaultTolerances())
+	c5 := Baseline(bases, results.Part{File: "slow.json", Export: resultstest.RoundTrip(t, resultstest.SampleSlower(t, 7, 1, 5))}, gate.DefaultTolerances())
 	if r := row(c5, "probe", "probe_latency.p50"); r.Verdict != VerdictRegressed {
 		t.Errorf("probe p50 5x slower: %s (%s), want regressed", r.Verdict, r.Note)
 	}
@@ -149,7 +152,7 @@ func TestCompareBaselineSpread(t *testing.T) {
 		v := b.Export.Group("probe").Counters["dead_session_requests"]
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	cur := roundTrip(t, sample(t, 7, 1))
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
 	for _, tc := range []struct {
 		v    int64
 		want string
@@ -159,7 +162,7 @@ func TestCompareBaselineSpread(t *testing.T) {
 		{hi + (hi-lo)*2 + 20, VerdictRegressed},
 	} {
 		cur.Group("probe").Counters["dead_session_requests"] = tc.v
-		c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+		c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 		if r := row(c, "probe", "dead_session_requests"); r.Verdict != tc.want {
 			t.Errorf("dead_session_requests %d against %d..%d: %s, want %s", tc.v, lo, hi, r.Verdict, tc.want)
 		}
@@ -169,10 +172,10 @@ func TestCompareBaselineSpread(t *testing.T) {
 // A control group's counters are judged for showing the hazard, not for their amount.
 func TestCompareControlGroup(t *testing.T) {
 	bases := baseline(t, 3)
-	cur := roundTrip(t, sample(t, 7, 1))
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
 	naive := cur.Group("naive")
 	naive.Counters["misattributed_errors"] = 1000 // far more than any baseline: noise of the control
-	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo || !strings.Contains(r.Note, "control group (naive)") {
 		t.Errorf("control's amount: %s (%s), want info", r.Verdict, r.Note)
 	}
@@ -183,12 +186,12 @@ func TestCompareControlGroup(t *testing.T) {
 		b.Export.Group("naive").Counters["misattributed_errors"] = int64(5 + 10*i)
 	}
 	naive.Counters["misattributed_errors"] = 0 // the fault no longer reaches the control
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "no longer shows the fault") {
 		t.Errorf("control lost: %s (%s), want regressed", r.Verdict, r.Note)
 	}
 	bases[0].Export.Group("naive").Counters["misattributed_errors"] = 3 // a baseline showed it by a race
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "misattributed_errors"); r.Verdict != VerdictInfo {
 		t.Errorf("control at 0 after a baseline's 3: %s (%s), want info", r.Verdict, r.Note)
 	}
@@ -196,7 +199,7 @@ func TestCompareControlGroup(t *testing.T) {
 		b.Export.Group("naive").Counters["stale_events_applied"] = 0
 	}
 	naive.Counters["stale_events_applied"] = 5
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "stale_events_applied"); r.Verdict != VerdictRegressed || !strings.Contains(r.Note, "the hazard appeared") {
 		t.Errorf("hazard appeared: %s (%s), want regressed", r.Verdict, r.Note)
 	}
@@ -208,7 +211,7 @@ func TestCompareControlGroup(t *testing.T) {
 	}
 	naive.Counters["reinit_collisions"] = 0
 	cur.Generator = &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 10}
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "reinit_collisions"); r.Verdict != VerdictInconclusive {
 		t.Errorf("a starved control without re-init collisions: %s (%s), want inconclusive", r.Verdict, r.Note)
 	}
@@ -216,7 +219,7 @@ func TestCompareControlGroup(t *testing.T) {
 		t.Errorf("a starved control's stale events appeared: %s (%s), want regressed (not a race)", r.Verdict, r.Note)
 	}
 	cur.Generator = nil
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "reinit_collisions"); r.Verdict != VerdictRegressed {
 		t.Errorf("a control without re-init collisions: %s (%s), want regressed", r.Verdict, r.Note)
 	}
@@ -226,11 +229,11 @@ func TestCompareControlGroup(t *testing.T) {
 func TestCompareBaselineThresholds(t *testing.T) {
 	bases := baseline(t, 3)
 	for i, b := range bases {
-		b.Export.Thresholds = []ThresholdResult{{Expr: "a", Pass: true}, {Expr: "b", Pass: i != 1}}
+		b.Export.Thresholds = []results.ThresholdResult{{Expr: "a", Pass: true}, {Expr: "b", Pass: i != 1}}
 	}
-	cur := roundTrip(t, sample(t, 7, 1))
-	cur.Thresholds = []ThresholdResult{{Expr: "a", Pass: false, Actual: "3"}, {Expr: "b", Pass: false, Actual: "1"}}
-	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
+	cur.Thresholds = []results.ThresholdResult{{Expr: "a", Pass: false, Actual: "3"}, {Expr: "b", Pass: false, Actual: "1"}}
+	c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "threshold", "a"); r.Verdict != VerdictRegressed {
 		t.Errorf("a: %s", r.Verdict)
 	}
@@ -294,22 +297,22 @@ func TestTolerances(t *testing.T) {
 }
 
 func TestComparable(t *testing.T) {
-	a, b := sample(t, 1, 1), sample(t, 2, 1)
-	if err := Comparable(Part{"a", a}, Part{"b", b}); err != nil {
+	a, b := resultstest.Sample(t, 1, 1), resultstest.Sample(t, 2, 1)
+	if err := Comparable(results.Part{File: "a", Export: a}, results.Part{File: "b", Export: b}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		edit func(e *Export)
+		edit func(e *results.Export)
 		want string
 	}{
-		{func(e *Export) { e.Run.Workload = "other" }, `a ran workload "w" and b ran "other"`},
-		{func(e *Export) { e.Run.WorkloadHash = "sha256:zzz" }, "the workload changed between them"},
-		{func(e *Export) { e.Run.Shard = &Shard{Index: 0, Count: 2} }, "a is a whole run and b is shard 0/2"},
+		{func(e *results.Export) { e.Run.Workload = "other" }, `a ran workload "w" and b ran "other"`},
+		{func(e *results.Export) { e.Run.WorkloadHash = "sha256:zzz" }, "the workload changed between them"},
+		{func(e *results.Export) { e.Run.Shard = &results.Shard{Index: 0, Count: 2} }, "a is a whole run and b is shard 0/2"},
 	} {
-		b := sample(t, 2, 1)
+		b := resultstest.Sample(t, 2, 1)
 		tc.edit(b)
-		err := Comparable(Part{"a", a}, Part{"b", b})
-		var me *MismatchError
+		err := Comparable(results.Part{File: "a", Export: a}, results.Part{File: "b", Export: b})
+		var me *results.MismatchError
 		if !errors.As(err, &me) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want %q", err, tc.want)
 		}
@@ -321,7 +324,7 @@ func TestComparable(t *testing.T) {
 // not fewer calls answered. A move past the tolerance is never printed "ok".
 func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
 	bases := baseline(t, 3)
-	cur := roundTrip(t, sample(t, 7, 1))
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
 	probe, naive := cur.Group("probe"), cur.Group("naive")
 	probe.Counters["calls_skipped"] = 1000
 	naive.Counters["calls_skipped"] = 1000
@@ -332,13 +335,13 @@ func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
 	}
 	probe.Counters["tool_calls_ok"] = 600 // 400 turns skipped by a stalled runner
 	probe.Counters["calls_skipped"] = 400
-	for _, e := range append([]*Export{cur}, bases[0].Export, bases[1].Export, bases[2].Export) {
+	for _, e := range append([]*results.Export{cur}, bases[0].Export, bases[1].Export, bases[2].Export) {
 		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
 			e.Group("probe").Counters[h] = 0 // the server did not change
 		}
 		e.Group("probe").RetryAmplification = 1.5 // nor did the ratio (not left to the seeded draw)
 	}
-	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	for _, tc := range []struct{ group, metric, verdict, note string }{
 		{"probe", "calls_skipped", VerdictInfo, "load generator"},
 		{"naive", "calls_skipped", VerdictInfo, "load generator"},
@@ -359,7 +362,7 @@ func TestCompareJudgesTheServerNotTheRunner(t *testing.T) {
 		t.Errorf("%d regressions from the runner's figures", c.Regressions)
 	}
 	probe.Counters["calls_skipped"] = 0 // the same fall without skipped turns: the server answered fewer
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "probe", "tool_calls_ok"); r.Verdict != VerdictRegressed {
 		t.Errorf("tool_calls_ok fell with no skipped turns: %s (%s)", r.Verdict, r.Note)
 	}
@@ -384,16 +387,16 @@ func outsideTolerance(r Row) bool {
 // depend on timing stay judged.
 func TestCompareStarvedIsInconclusive(t *testing.T) {
 	bases := baseline(t, 3)
-	slow := roundTrip(t, sampleSlower(t, 7, 1, 3))
+	slow := resultstest.RoundTrip(t, resultstest.SampleSlower(t, 7, 1, 3))
 	slow.Generator = &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 8,
 		Starving: []generator.Window{{FromS: 1, ToS: 9, Why: "timer lag p99 40ms"}}}
-	for _, e := range []*Export{slow, bases[0].Export, bases[1].Export, bases[2].Export} {
+	for _, e := range []*results.Export{slow, bases[0].Export, bases[1].Export, bases[2].Export} {
 		for _, h := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
 			e.Group("probe").Counters[h] = 0
 		}
 	}
 	slow.Group("probe").Counters["misattributed_errors"] = 1000
-	c := CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	c := Baseline(bases, results.Part{File: "slow.json", Export: slow}, gate.DefaultTolerances())
 	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "the runner was starved (current starved 8.0s of 10.0s: timer lag p99 40ms)") {
 		t.Errorf("latency of a starved run: %s (%s)", r.Verdict, r.Note)
 	}
@@ -410,12 +413,12 @@ func TestCompareStarvedIsInconclusive(t *testing.T) {
 	}
 	// A starved baseline makes the current run's timing inconclusive too.
 	slow.Generator, bases[1].Export.Generator = nil, &generator.Report{Seconds: 10, Windows: 10, Starved: true, StarvedS: 5}
-	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "slow.json", Export: slow}, gate.DefaultTolerances())
 	if r := row(c, "probe", "probe_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "base-1.json starved") {
 		t.Errorf("latency against a starved baseline: %s (%s)", r.Verdict, r.Note)
 	}
 	var buf bytes.Buffer
-	WriteComparison(&buf, c, false)
+	Write(&buf, c, false)
 	if !strings.Contains(buf.String(), "verdict: REGRESSED (1 regression)") || !strings.Contains(buf.String(), "inconclusive") {
 		t.Errorf("text:\n%s", buf.String())
 	}
@@ -423,7 +426,7 @@ func TestCompareStarvedIsInconclusive(t *testing.T) {
 
 // Session regressions are said in words that name what changed, not only metric ids.
 func TestCompareFindingsInWords(t *testing.T) {
-	set := func(e *Export, group string, kv map[string]int64) {
+	set := func(e *results.Export, group string, kv map[string]int64) {
 		for k, v := range kv {
 			e.Group(group).Counters[k] = v
 		}
@@ -452,8 +455,8 @@ func TestCompareFindingsInWords(t *testing.T) {
 			"requests on dead sessions now succeed (the server answers expired session ids with 200, or the fault was not injected): control group naive no longer runs into dead sessions"},
 	} {
 		bases := baseline(t, 3)
-		cur := roundTrip(t, sample(t, 7, 1))
-		for _, e := range []*Export{cur, bases[0].Export, bases[1].Export, bases[2].Export} {
+		cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
+		for _, e := range []*results.Export{cur, bases[0].Export, bases[1].Export, bases[2].Export} {
 			set(e, "naive", clean)
 			set(e, "probe", clean)
 		}
@@ -468,9 +471,9 @@ func TestCompareFindingsInWords(t *testing.T) {
 		for g, kv := range tc.cur {
 			set(cur, g, kv)
 		}
-		c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+		c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 		var buf bytes.Buffer
-		WriteComparison(&buf, c, false)
+		Write(&buf, c, false)
 		if !strings.Contains(buf.String(), "what changed: "+tc.want) || c.Regressions == 0 {
 			t.Errorf("%s: want %q in\n%s", tc.name, tc.want, buf.String())
 		}
@@ -484,14 +487,14 @@ func TestCompareLatencyExplainedByRunner(t *testing.T) {
 	for _, b := range bases {
 		b.Export.Generator = &generator.Report{Seconds: 10, Windows: 10, TimerLag: generator.Dist{Count: 100, P99US: 300}}
 	}
-	slow := roundTrip(t, sampleSlower(t, 7, 1, 3))
+	slow := resultstest.RoundTrip(t, resultstest.SampleSlower(t, 7, 1, 3))
 	slow.Generator = &generator.Report{Seconds: 10, Windows: 10, TimerLag: generator.Dist{Count: 100, P99US: 300}}
-	c := CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	c := Baseline(bases, results.Part{File: "slow.json", Export: slow}, gate.DefaultTolerances())
 	if r := row(c, "probe", "tool_call_latency.p50"); r.Verdict != VerdictRegressed {
 		t.Errorf("3x slower, the runner as quick: %s (%s)", r.Verdict, r.Note)
 	}
 	slow.Generator.TimerLag.P99US = 200_000 // the runner's wake-ups came 200 ms late
-	c = CompareBaseline(bases, Part{"slow.json", slow}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "slow.json", Export: slow}, gate.DefaultTolerances())
 	if r := row(c, "probe", "tool_call_latency.p50"); r.Verdict != VerdictInconclusive || !strings.Contains(r.Note, "timer lag (p99) grew by 199.7ms") {
 		t.Errorf("3x slower, the runner 200ms late: %s (%s)", r.Verdict, r.Note)
 	}
@@ -504,9 +507,9 @@ func TestCompareLyingReplaysCaughtByProbes(t *testing.T) {
 	for _, b := range bases {
 		b.Export.Group("probe").Counters["events_quarantined"] = 0
 	}
-	cur := roundTrip(t, sample(t, 7, 1))
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
 	cur.Group("probe").Counters["events_quarantined"] = 12
-	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "probe", "events_quarantined"); r.Verdict != VerdictRegressed {
 		t.Errorf("quarantines appeared: %s (%s)", r.Verdict, r.Note)
 	}
@@ -518,7 +521,7 @@ func TestCompareLyingReplaysCaughtByProbes(t *testing.T) {
 	for _, b := range bases {
 		b.Export.Group("probe").Counters["events_quarantined"] = 30
 	}
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "probe", "events_quarantined"); r.Verdict != VerdictInfo {
 		t.Errorf("fewer quarantines: %s (%s), want info", r.Verdict, r.Note)
 	}
@@ -529,9 +532,9 @@ func TestCompareLyingReplaysCaughtByProbes(t *testing.T) {
 // flagged in words instead of passing as "nothing judged changed".
 func TestCompareRefutedEstimate(t *testing.T) {
 	bases := baseline(t, 3)
-	cur := roundTrip(t, sample(t, 7, 1))
-	cur.Run.Withheld = map[string]map[string]string{"naive": {"sessions_dead": EstimateRefuted, "misattributed_errors": EstimateRefuted}}
-	c := CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	cur := resultstest.RoundTrip(t, resultstest.Sample(t, 7, 1))
+	cur.Run.Withheld = map[string]map[string]string{"naive": {"sessions_dead": results.EstimateRefuted, "misattributed_errors": results.EstimateRefuted}}
+	c := Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	if r := row(c, "naive", "sessions_served_past_death"); r.Verdict != VerdictRegressed {
 		t.Errorf("refuted now, never before: %s (%s), want regressed", r.Verdict, r.Note)
 	}
@@ -543,7 +546,7 @@ func TestCompareRefutedEstimate(t *testing.T) {
 		t.Errorf("findings %q lack %q", c.Findings, want)
 	}
 	bases[1].Export.Run.Withheld = cur.Run.Withheld // a baseline refuted it too: the same server
-	c = CompareBaseline(bases, Part{"cur.json", cur}, gate.DefaultTolerances())
+	c = Baseline(bases, results.Part{File: "cur.json", Export: cur}, gate.DefaultTolerances())
 	for _, r := range c.Rows {
 		if r.Metric == "sessions_served_past_death" {
 			t.Errorf("refuted in a baseline too: row %+v", r)

@@ -1,13 +1,14 @@
-package results
+package compare
 
 import (
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // judged reports whether a row was judged (whatever the outcome), not only reported.
@@ -121,24 +122,10 @@ func (r RunRef) describe() string {
 	if r.Shard != "" {
 		s += ", shard " + r.Shard
 	}
-	if l := FormatLabels(r.Labels); l != "" {
+	if l := results.FormatLabels(r.Labels); l != "" {
 		s += ", " + l
 	}
 	return s + ")"
-}
-
-// FormatLabels writes a run's labels as key=value, sorted by key, comma-separated.
-func FormatLabels(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	return strings.Join(parts, " ")
 }
 
 // writeHeader names the baselines and the current run.
@@ -157,10 +144,10 @@ func writeHeader(w io.Writer, c *Comparison) {
 	fmt.Fprintf(w, "current  %s\n", c.Current.describe())
 }
 
-// WriteComparison prints the comparison: the current run's status when it is not a good
+// Write prints the comparison: the current run's status when it is not a good
 // one, the verdict, what changed in words, then the judged rows that moved as a table (every
 // row with all), one line counting the rows only reported, and the runs compared.
-func WriteComparison(w io.Writer, c *Comparison, all bool) error {
+func Write(w io.Writer, c *Comparison, all bool) error {
 	if c.CurrentRun != "" {
 		fmt.Fprintln(w, c.CurrentRun)
 	}
@@ -197,10 +184,10 @@ func WriteComparison(w io.Writer, c *Comparison, all bool) error {
 	return err
 }
 
-// WriteComparisonMarkdown prints the comparison for a pull-request comment, short: the
+// WriteMarkdown prints the comparison for a pull-request comment, short: the
 // verdict as a headline, the current run's status, what changed in words, the regressions
 // (and with all, every row), and one line of counts.
-func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
+func WriteMarkdown(w io.Writer, c *Comparison, all bool) error {
 	head := "No regressions"
 	switch {
 	case c.Regressions > 0:
@@ -223,7 +210,7 @@ func WriteComparisonMarkdown(w io.Writer, c *Comparison, all bool) error {
 		base = fmt.Sprintf("Baseline: %d runs (newest `%s`, %s)", len(c.Baselines), c.Base.File, c.Base.Start.UTC().Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "Workload `%s`. %s, current `%s` (%s).\n\n", c.Current.Workload, base, c.Current.File, c.Current.Start.UTC().Format(time.RFC3339))
-	if l := FormatLabels(c.Current.Labels); l != "" {
+	if l := results.FormatLabels(c.Current.Labels); l != "" {
 		fmt.Fprintf(w, "Current run: `%s`.\n\n", mdEscape(l))
 	}
 	if c.Forced != "" {

@@ -1,4 +1,4 @@
-package results
+package merge
 
 import (
 	"cmp"
@@ -10,26 +10,11 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/generator"
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
-// MismatchError refuses to combine exports that do not belong together: shards of different
-// workloads, duplicate or missing shard numbers, runs of different workloads in compare.
-type MismatchError struct{ Msg string }
-
-func (e *MismatchError) Error() string { return e.Msg }
-
-func mismatch(format string, args ...any) error {
-	return &MismatchError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// Part is one export to merge, with the file it came from (for messages and the record).
-type Part struct {
-	File   string
-	Export *Export
-}
-
-// MergeOptions adjusts Merge.
-type MergeOptions struct {
+// Options adjusts Merge.
+type Options struct {
 	// AllowPartial merges the shards given even when some of 0..n-1 are missing.
 	AllowPartial bool
 }
@@ -41,14 +26,14 @@ type MergeOptions struct {
 // judged again on the merged numbers. It refuses shards of different workloads, of different
 // shard counts, exports that are not shards, duplicate shard numbers and (unless
 // AllowPartial) missing ones, with a *MismatchError.
-func Merge(parts []Part, opts MergeOptions) (*Export, error) {
+func Merge(parts []results.Part, opts Options) (*results.Export, error) {
 	if len(parts) == 0 {
-		return nil, mismatch("no shards to merge; give the shards' JSON exports (or a directory holding them)")
+		return nil, results.Mismatchf("no shards to merge; give the shards' JSON exports (or a directory holding them)")
 	}
 	first := parts[0]
 	for _, p := range parts {
 		if p.Export.Run.Shard == nil {
-			return nil, mismatch("%s is not a shard (it was run without --shard%s); merge combines the shards of one sharded run",
+			return nil, results.Mismatchf("%s is not a shard (it was run without --shard%s); merge combines the shards of one sharded run",
 				p.File, map[bool]string{true: ", and is itself a merge", false: ""}[len(p.Export.Run.MergedShards) > 0])
 		}
 	}
@@ -58,45 +43,42 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 		r, fr := p.Export.Run, first.Export.Run
 		switch {
 		case r.Workload != fr.Workload:
-			return nil, mismatch("%s is a shard of workload %q but %s is of %q; merge only the shards of one run", p.File, r.Workload, first.File, fr.Workload)
+			return nil, results.Mismatchf("%s is a shard of workload %q but %s is of %q; merge only the shards of one run", p.File, r.Workload, first.File, fr.Workload)
 		case r.WorkloadHash != fr.WorkloadHash:
-			return nil, mismatch("%s and %s both ran workload %q but from different files (%s, %s); every shard must run the same workload file",
-				first.File, p.File, r.Workload, shortHash(fr.WorkloadHash), shortHash(r.WorkloadHash))
+			return nil, results.Mismatchf("%s and %s both ran workload %q but from different files (%s, %s); every shard must run the same workload file",
+				first.File, p.File, r.Workload, results.ShortHash(fr.WorkloadHash), results.ShortHash(r.WorkloadHash))
 		case r.Shard.Count != n:
-			return nil, mismatch("%s is shard %s but %s is shard %s: the shard counts differ; merge only the shards of one run", p.File, r.Shard, first.File, fr.Shard)
+			return nil, results.Mismatchf("%s is shard %s but %s is shard %s: the shard counts differ; merge only the shards of one run", p.File, r.Shard, first.File, fr.Shard)
 		}
 		if prev, dup := byIndex[r.Shard.Index]; dup {
-			return nil, mismatch("shard %d appears twice: %s and %s; give each shard once", r.Shard.Index, prev, p.File)
+			return nil, results.Mismatchf("shard %d appears twice: %s and %s; give each shard once", r.Shard.Index, prev, p.File)
 		}
 		byIndex[r.Shard.Index] = p.File
 		if !sameGroups(p.Export, first.Export) {
-			return nil, mismatch("%s and %s have different client groups; they are not shards of one run", first.File, p.File)
+			return nil, results.Mismatchf("%s and %s have different client groups; they are not shards of one run", first.File, p.File)
 		}
 	}
 	if missing := missingShards(byIndex, n); len(missing) > 0 && !opts.AllowPartial {
-		return nil, mismatch("shard(s) %s of 0..%d are missing; merge all %d shards, or pass --allow-partial to merge only these", joinInts(missing), n-1, n)
+		return nil, results.Mismatchf("shard(s) %s of 0..%d are missing; merge all %d shards, or pass --allow-partial to merge only these", joinInts(missing), n-1, n)
 	}
 	parts = slices.Clone(parts)
-	slices.SortFunc(parts, func(a, b Part) int { return cmp.Compare(a.Export.Run.Shard.Index, b.Export.Run.Shard.Index) })
+	slices.SortFunc(parts, func(a, b results.Part) int { return cmp.Compare(a.Export.Run.Shard.Index, b.Export.Run.Shard.Index) })
 
-	e := &Export{SchemaVersion: SchemaVersion, Run: mergeRun(parts)}
+	e := &results.Export{SchemaVersion: results.SchemaVersion, Run: mergeRun(parts)}
 	for i := range first.Export.Groups {
-		gs := make([]*Group, len(parts))
+		gs := make([]*results.Group, len(parts))
 		for j, p := range parts {
 			gs[j] = &p.Export.Groups[i]
 		}
-		g, err := Total(gs[0].Name, gs)
+		g, err := results.Total(gs[0].Name, gs)
 		if err != nil {
 			return nil, err
 		}
 		e.Groups = append(e.Groups, g)
 	}
-	o, err := e.total()
-	if err != nil {
+	if err := e.Tally(); err != nil {
 		return nil, err
 	}
-	e.Overall = o
-	e.rateLibraries()
 	e.Faults = mergeFaults(parts, e.Run.Start)
 	e.Phases = mergePhases(parts, e.Run.Start)
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
@@ -112,7 +94,7 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 		e.Run.Notes = append(e.Run.Notes, note)
 	}
 
-	var exprs []ThresholdResult
+	var exprs []results.ThresholdResult
 	aborted := map[string]bool{}
 	seen := map[string]bool{}
 	for _, p := range parts {
@@ -126,25 +108,18 @@ func Merge(parts []Part, opts MergeOptions) (*Export, error) {
 			}
 		}
 	}
-	ths, err := ParseThresholds(exprs)
+	ths, err := results.ParseThresholds(exprs)
 	if err != nil {
 		return nil, fmt.Errorf("the shards record a threshold this mcpchaos cannot read: %w", err)
 	}
-	e.Thresholds = Judge(e, ths)
+	e.Thresholds = results.Judge(e, ths)
 	for i := range e.Thresholds {
 		e.Thresholds[i].AbortedRun = aborted[e.Thresholds[i].Expr]
 	}
 	return e, nil
 }
 
-func shortHash(h string) string {
-	if len(h) > 19 {
-		return h[:19] + "…"
-	}
-	return h
-}
-
-func sameGroups(a, b *Export) bool {
+func sameGroups(a, b *results.Export) bool {
 	if len(a.Groups) != len(b.Groups) {
 		return false
 	}
@@ -176,9 +151,9 @@ func joinInts(xs []int) string {
 
 // mergeRun is the merged run's metadata: the earliest start and latest end, every shard's
 // notes, labels and proxies, their problems by shard, and each shard's record in MergedShards.
-func mergeRun(parts []Part) Run {
+func mergeRun(parts []results.Part) results.Run {
 	f := parts[0].Export.Run
-	r := Run{
+	r := results.Run{
 		ID:             mergeRunID(parts),
 		Tool:           f.Tool,
 		ToolVersion:    f.ToolVersion,
@@ -253,7 +228,7 @@ func mergeRun(parts []Part) Run {
 		if s.Error != "" {
 			errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard.Index, s.Error))
 		}
-		r.MergedShards = append(r.MergedShards, MergedShard{
+		r.MergedShards = append(r.MergedShards, results.MergedShard{
 			ID: s.ID, Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
 			Start: s.Start, End: s.End, Interrupted: s.Interrupted, Aborted: s.Aborted, Error: s.Error,
 			StartAt: s.Shard.StartAt, LateS: s.Shard.LateS,
@@ -267,7 +242,7 @@ func mergeRun(parts []Part) Run {
 
 // mergePhases are the phases of the shard that started first, on the merged clock: shards
 // start together (--start-at) and follow one plan, so their phases agree to within their start.
-func mergePhases(parts []Part, start time.Time) []PhaseAt {
+func mergePhases(parts []results.Part, start time.Time) []results.PhaseAt {
 	first := parts[0]
 	for _, p := range parts {
 		if p.Export.Run.Start.Before(first.Export.Run.Start) {
@@ -275,7 +250,7 @@ func mergePhases(parts []Part, start time.Time) []PhaseAt {
 		}
 	}
 	shift := first.Export.Run.Start.Sub(start).Seconds()
-	out := make([]PhaseAt, 0, len(first.Export.Phases))
+	out := make([]results.PhaseAt, 0, len(first.Export.Phases))
 	for _, ph := range first.Export.Phases {
 		ph.StartS += shift
 		ph.EndS += shift
@@ -283,8 +258,8 @@ func mergePhases(parts []Part, start time.Time) []PhaseAt {
 		for _, p := range parts { // every shard's turns in the phase of that name
 			for _, sp := range p.Export.Phases {
 				if sp.Phase == ph.Phase {
-					ph.Turns = addCounts(ph.Turns, sp.Turns)
-					ph.CallsNotMade = addCounts(ph.CallsNotMade, sp.CallsNotMade)
+					ph.Turns = results.AddCounts(ph.Turns, sp.Turns)
+					ph.CallsNotMade = results.AddCounts(ph.CallsNotMade, sp.CallsNotMade)
 				}
 			}
 		}
@@ -297,8 +272,8 @@ func mergePhases(parts []Part, start time.Time) []PhaseAt {
 }
 
 // mergeFaults lists every shard's fault log, with times moved to the merged run's clock.
-func mergeFaults(parts []Part, start time.Time) []FaultAt {
-	var out []FaultAt
+func mergeFaults(parts []results.Part, start time.Time) []results.FaultAt {
+	var out []results.FaultAt
 	for _, p := range parts {
 		shift := p.Export.Run.Start.Sub(start).Seconds()
 		idx := p.Export.Run.Shard.Index
@@ -318,7 +293,7 @@ func mergeFaults(parts []Part, start time.Time) []FaultAt {
 // nearest to its moment on the merged run's clock, and the shards' samples in one slot are
 // added up. A shard without a sample in a slot (it started later or ended sooner) adds its
 // last running totals of counters and errors there, and no clients.
-func mergeTimelines(parts []Part, start time.Time) *Timeline {
+func mergeTimelines(parts []results.Part, start time.Time) *results.Timeline {
 	iv := 0.0
 	for _, p := range parts {
 		if t := p.Export.Timeline; t != nil {
@@ -354,10 +329,10 @@ func mergeTimelines(parts []Part, start time.Time) *Timeline {
 		slots = append(slots, k)
 	}
 	sort.Ints(slots)
-	out := &Timeline{IntervalS: iv}
+	out := &results.Timeline{IntervalS: iv}
 	prev := make([]GroupSampleSet, len(shards))
 	for _, k := range slots {
-		smp := Sample{TS: float64(k) * iv, Groups: map[string]GroupSample{}}
+		smp := results.Sample{TS: float64(k) * iv, Groups: map[string]results.GroupSample{}}
 		for i, s := range shards {
 			cur, ok := s.at[k]
 			switch {
@@ -372,7 +347,7 @@ func mergeTimelines(parts []Part, start time.Time) *Timeline {
 			}
 			for name, gs := range cur {
 				acc := smp.Groups[name]
-				acc.add(gs)
+				acc.Add(gs)
 				smp.Groups[name] = acc
 			}
 		}
@@ -382,22 +357,22 @@ func mergeTimelines(parts []Part, start time.Time) *Timeline {
 }
 
 // GroupSampleSet is every group's sample at one moment.
-type GroupSampleSet = map[string]GroupSample
+type GroupSampleSet = map[string]results.GroupSample
 
 func totalsOnly(set GroupSampleSet) GroupSampleSet {
 	out := GroupSampleSet{}
 	for name, gs := range set {
-		out[name] = GroupSample{Counters: gs.Counters, Errors: gs.Errors}
+		out[name] = results.GroupSample{Counters: gs.Counters, Errors: gs.Errors}
 	}
 	return out
 }
 
 // mergeLibraries adds a shard's library groups to the merge's: the first shard's record of a
 // group stands, with the error classes of every shard summed.
-func mergeLibraries(into, from map[string]Library) map[string]Library {
+func mergeLibraries(into, from map[string]results.Library) map[string]results.Library {
 	for g, l := range from {
 		if into == nil {
-			into = map[string]Library{}
+			into = map[string]results.Library{}
 		}
 		cur, ok := into[g]
 		if !ok {
