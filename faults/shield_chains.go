@@ -332,11 +332,11 @@ func (s *side) wake() {
 
 // Write implements io.Writer for a chain that does not use ReadFrom: a copy of p is queued.
 func (s *side) Write(p []byte) (int, error) {
-	for len(p) > 0 {
+	for rest := p; len(rest) > 0; {
 		buf := chunks.Get().(*[]byte)
-		n := copy(*buf, p)
+		n := copy(*buf, rest)
 		s.give(buf, n)
-		p = p[n:]
+		rest = rest[n:]
 	}
 	return len(p), nil
 }
