@@ -48,6 +48,11 @@ import (
 // Since every end Toxiproxy reads comes from a relay, the relays also keep connections' ends
 // out of Toxiproxy's changes, which a connection ending in the middle of one can crash
 // (shield_teardown.go).
+//
+// Where Toxiproxy is embedded, both relays are one and no socket stands between it and
+// Toxiproxy: the relay runs Toxiproxy's chains itself and feeds them the client's and the
+// server's connections in process (shield_chains.go), so a held connection costs two sockets,
+// not six and two splice pipes.
 
 // ShieldBuffer bounds what a relay holds for one client that is not reading.
 const ShieldBuffer = 1 << 20
