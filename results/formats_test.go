@@ -174,10 +174,10 @@ func TestWriteCompanions(t *testing.T) {
 // threshold on it is not judged (neither passed nor failed on a number the server did not
 // produce), whichever group the threshold scopes.
 func TestWithheldFigureIsNeitherWrittenNorJudged(t *testing.T) {
-	e := roundTrip(t, sample(t, 1, 1))
-	e.Run.Withhold("probe", ServesAnyID, "false_healthy_seconds", "detection_delay")
+	e := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
+	e.Run.Withhold("probe", results.ServesAnyID, "false_healthy_seconds", "detection_delay")
 	var buf bytes.Buffer
-	if err := WriteCSV(&buf, e); err != nil {
+	if err := results.WriteCSV(&buf, e); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&buf).ReadAll()
@@ -189,8 +189,8 @@ func TestWithheldFigureIsNeitherWrittenNorJudged(t *testing.T) {
 		withheld := r[0] == "probe" && (r[2] == "false_healthy_seconds" || strings.HasPrefix(r[2], "detection_delay."))
 		withheld = withheld || r[0] == "overall" && (r[2] == "false_healthy_seconds" || strings.HasPrefix(r[2], "detection_delay."))
 		switch {
-		case withheld && (r[3] != "" || r[5] != ServesAnyID):
-			t.Errorf("row %v: want no value and withheld %q", r, ServesAnyID)
+		case withheld && (r[3] != "" || r[5] != results.ServesAnyID):
+			t.Errorf("row %v: want no value and withheld %q", r, results.ServesAnyID)
 		case !withheld && r[5] != "":
 			t.Errorf("row %v: withheld, want it written", r)
 		case withheld:
@@ -205,13 +205,13 @@ func TestWithheldFigureIsNeitherWrittenNorJudged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := JudgeThreshold(th, e)
-		if r.Pass || r.Value != nil || !strings.Contains(r.Actual, ServesAnyID) {
-			t.Errorf("%s: %+v, want not judged, withheld (%s)", expr, r, ServesAnyID)
+		r := results.JudgeThreshold(th, e)
+		if r.Pass || r.Value != nil || !strings.Contains(r.Actual, results.ServesAnyID) {
+			t.Errorf("%s: %+v, want not judged, withheld (%s)", expr, r, results.ServesAnyID)
 		}
 	}
 	th, _ := gate.ParseThreshold("naive.false_healthy_seconds <= 100")
-	if r := JudgeThreshold(th, e); r.Value == nil {
+	if r := results.JudgeThreshold(th, e); r.Value == nil {
 		t.Errorf("naive's figure is not withheld, yet not judged: %+v", r)
 	}
 }

@@ -157,8 +157,8 @@ func CheckURL(raw string) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%q is not a URL (%v); write it as https://host[:port]/path", s, urlErr(err))
-	case u.User != nil:
-		return "carries credentials; put them in a header instead (headers: {Authorization: \"Bearer ${MCP_TOKEN}\"}), where they are never printed"
+	case u.User != nil || redact.HiddenUserInfo(raw):
+		return "carries credentials; put them in a header instead (headers: {Authorization: \"Bearer ${MCP_TOKEN}\"}), where they are never printed (an @ anywhere after the scheme counts as credentials: a password's #, ? or / ends the host early; an @ in a query is written %40)"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Sprintf("%q: the scheme must be http or https; write e.g. https://staging.example.com/mcp", s)
 	case u.Host == "" || u.Hostname() == "":
@@ -256,8 +256,8 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 			}
 		}
 	}
-	b.NotifyInterval = m.durationAtLeast("notify_interval", defaultNotifyInterval, 0, false)
-	b.Keepalive = m.durationAtLeast("keepalive", 0, 0, false)
+	b.NotifyInterval = m.loopDuration("notify_interval", defaultNotifyInterval, minServerTick, true)
+	b.Keepalive = m.loopDuration("keepalive", 0, minServerTick, true)
 	b.Retry = m.durationAtLeast("retry", 0, 0, false)
 	if rf := m.field("retry"); rf != nil && b.Retry%time.Millisecond != 0 {
 		d.errorf(rf.node, rf.path, "%s is not a whole number of milliseconds, which is all SSE's retry field can carry; round it, e.g. %s",
@@ -293,8 +293,8 @@ func CheckToxiproxyURL(raw string) string {
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%q is not a URL (%v); write it as http://host:8474", s, urlErr(err))
-	case u.User != nil:
-		return "carries credentials, which a toxiproxy-server does not take; give only a scheme, host and port, e.g. http://127.0.0.1:8474"
+	case u.User != nil || redact.HiddenUserInfo(raw):
+		return "carries credentials (an @ after the scheme), which a toxiproxy-server does not take; give only a scheme, host and port, e.g. http://127.0.0.1:8474"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Sprintf("%q is not an http URL; write the toxiproxy-server's API as http://host:port, e.g. http://127.0.0.1:8474", s)
 	case u.Hostname() == "":

@@ -133,6 +133,9 @@ type GroupSpec struct {
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
 	// does not offer, or arguments its schema refuses, are reported there when the run starts.
 	ToolWhere, ArgumentsWhere string
+	// ClientsWhere is file:line:col of `clients` ("" when set by a flag or in Go): a fleet
+	// too large for the processes it runs in is refused there (CheckClientsInProcesses).
+	ClientsWhere string
 	// Churn makes the group's clients come and go (churn.go); nil: each keeps its session.
 	Churn *Churn
 }
