@@ -103,3 +103,55 @@ func TestShieldedHeldConnectionCost(t *testing.T) {
 		t.Errorf("%d held connections: %d more descriptors and %d more goroutines; want at most %d and %d", n, fd, g, wantFDs, wantG)
 	}
 }
+
+// Every toxic type of Toxiproxy's, and mcpchaos's idle_timeout, acts through the shield whose
+// relay feeds Toxiproxy's chains in process, as a client sees it (reset_peer and down have
+// tests of their own). Each is added on the downstream stream, then a new connection sends
+// 100 bytes to an echo server and reads the echo (toxics that pass data on) or until the
+// connection ends (toxics that end it); the bounds are lower bounds or byte counts, none a
+// coincidence of timing.
+func TestShieldedAppliesEveryToxic(t *testing.T) {
+	const n = 100
+	for _, c := range []struct {
+		toxic Toxic
+		ends  bool          // the toxic ends the connection: read to its end
+		bytes int           // what the client reads
+		least time.Duration // no sooner than
+	}{
+		{Toxic{Type: "latency", Attributes: map[string]any{"latency": 300}}, false, n, 300 * time.Millisecond},
+		{Toxic{Type: "bandwidth", Attributes: map[string]any{"rate": 1}}, false, n, 50 * time.Millisecond},                      // 1 KB/s: about 100 ms
+		{Toxic{Type: "slicer", Attributes: map[string]any{"average_size": 1, "delay": 2000}}, false, n, 100 * time.Millisecond}, // 2 ms a byte
+		{Toxic{Type: "limit_data", Attributes: map[string]any{"bytes": 10}}, true, 10, 0},
+		{Toxic{Type: "timeout", Attributes: map[string]any{"timeout": 200}}, true, 0, 200 * time.Millisecond},
+		{Toxic{Type: "idle_timeout", Attributes: map[string]any{"timeout": 200}}, true, n, 200 * time.Millisecond},
+	} {
+		t.Run(c.toxic.Type, func(t *testing.T) {
+			upstream, _ := echoServer(t)
+			inj, listen := newShielded(t, upstream)
+			c.toxic.Name = "f"
+			if err := inj.AddToxic(context.Background(), "p", c.toxic); err != nil {
+				t.Fatal(err)
+			}
+			conn := dial(t, listen)
+			conn.SetDeadline(time.Now().Add(10 * time.Second)) // a bound: every toxic here acts sooner
+			begin := time.Now()
+			if _, err := conn.Write(make([]byte, n)); err != nil {
+				t.Fatal(err)
+			}
+			var got int64
+			var err error
+			if c.ends {
+				got, err = io.Copy(io.Discard, conn) // nil at the connection's end
+			} else {
+				var k int
+				k, err = io.ReadFull(conn, make([]byte, n))
+				got = int64(k)
+			}
+			took := time.Since(begin)
+			if err != nil || got != int64(c.bytes) || took < c.least {
+				t.Errorf("%s: read %d bytes in %v, then %v; want %d bytes no sooner than %v%s", c.toxic.Type, got, took.Round(time.Millisecond), err,
+					c.bytes, c.least, map[bool]string{true: ", then the connection's end"}[c.ends])
+			}
+		})
+	}
+}
