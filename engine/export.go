@@ -75,6 +75,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	run.SessionLeak = r.leak // leakcheck.go
 	r.leakMu.Unlock()
 	run.Notes = append(run.Notes, fleet.Notes(r.fleets)...)
+	run.Findings = fleet.FindingsOf(r.fleets)
 	if sh, ok := r.inj.(*faults.Shielded); ok && sh.Cuts() > 0 {
 		run.Notes = append(run.Notes, fmt.Sprintf("the fault proxies cut %d client connections that stopped reading what the server sent (more than %d bytes unread, or closed mid-write), so that no stream could hold the fault schedule", sh.Cuts(), faults.ShieldBuffer))
 	}

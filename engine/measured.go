@@ -258,3 +258,15 @@ func shortfallCause(g workloads.GroupSpec, pf *preflight, firstError []string, i
 	}
 	return "its clients were reconnecting or re-initializing"
 }
+
+// unmeasurableDeaths says that a workload which waits for the session TTL (to see
+// what clients make of dead sessions and their replays) met a target that serves any id: the
+// story it asked for cannot be measured there, whatever the counters say, so the run does not
+// pass. The same target decides it every time: identical runs exit alike.
+func (r *runner) unmeasurableDeaths() []string {
+	if !r.servesAnyID() || needsSessions(r.w) == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("the target serves any session id as live (a ping under an id it never issued got a result: silent substitution), so a dead session's requests and replays are answered as a live one's and no stale event can be told from a live one; %s, and the figures derived from deaths (%s) are withheld (server serves any id) in every group; what applies is measured (tool calls, drops, replays answered, their latency): run a workload without ttl phases against it, or give the server a session id manager that refuses unknown ids (mcp-go: WithStateful(true))",
+		needsSessions(r.w), strings.Join(estimateDerived, ", "))}
+}

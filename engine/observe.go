@@ -53,6 +53,7 @@ type View struct {
 	recs        []*metrics.Recorder
 	believed    []atomic.Int64 // the last census's believed-live-but-dead, per group
 	sessionless bool           // the target keeps no sessions: session figures do not apply
+	servesAnyID bool           // the target serves ids it never issued: deaths cannot be checked
 }
 
 // GroupStatus is a client group's state now: its sessions by state and its recorder.
@@ -62,7 +63,8 @@ type GroupStatus struct {
 	Recorder *metrics.Recorder
 	// Withheld says that the figures derived from session deaths (false-live above all) must
 	// not be read as measured: results.NotApplicable (the target keeps no sessions) or
-	// results.EstimateRefuted (sessions answered after their estimated death); "" otherwise.
+	// results.EstimateRefuted (sessions answered after their estimated death),
+	// results.ServesAnyID (the target serves ids it never issued); "" otherwise.
 	Withheld string
 }
 
@@ -81,6 +83,8 @@ func (v *View) Groups() []GroupStatus {
 		switch {
 		case v.sessionless:
 			out[i].Withheld = results.NotApplicable
+		case v.servesAnyID:
+			out[i].Withheld = results.ServesAnyID
 		case v.fleets[i].Report().EstimateRefuted > 0:
 			out[i].Withheld = results.EstimateRefuted
 		}

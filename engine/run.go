@@ -174,6 +174,7 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
 	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
+	obs.v.servesAnyID = r.servesAnyID()
 	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.log.inForce
 	obs.v.faultsDuring = r.log.during
 	obs.v.Generator = r.gen.Live
@@ -259,6 +260,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	} else if ps := fleet.ProblemsOf(r.fleets, cutsStreams(r.w.Faults)); !interrupted && panicked == nil {
 		ps = append(ps, r.measuredNothing(ps)...) // measured.go
 		ps = append(ps, r.shortfalls()...)
+		ps = append(ps, r.unmeasurableDeaths()...) // measured.go
 		if len(ps) > 0 {
 			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/fleet/problems.go)
 			fatal = true

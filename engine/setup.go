@@ -265,7 +265,7 @@ func (r *runner) checkTarget(ctx context.Context, conn wire.Conn, gen wire.Negot
 		if e, ok := tr.(*truth.Estimated); ok {
 			e.Regime.SilentSubstitution = true // set before any fleet starts
 		}
-		r.tgt.notes = append(r.tgt.notes, "the target answered a ping under a session id it never issued with a result: it serves any id as a live session (silent substitution, inspect's silent_substitution), so a dead session looks alive and its death can only be estimated from the declared TTL; a success after an estimated death proves nothing about the session")
+		r.tgt.notes = append(r.tgt.notes, "the target answered a ping under a session id it never issued with a result: it serves any id as a live session (silent substitution, inspect's silent_substitution), so a dead session looks alive and its death can only be estimated from the declared TTL; a success after an estimated death proves nothing about the session, and a replayed event cannot be told stale from live, so the figures derived from estimated deaths ("+strings.Join(estimateDerived, ", ")+") are withheld (server serves any id), never shown as measured")
 	}
 	if r.tgt.noIDs || gen.Generation == wire.Stateless {
 		if why := needsSessions(r.w); why != "" {
@@ -348,10 +348,22 @@ func (r *runner) describeTarget(run *results.Run) {
 		if r.tgt.noIDs || r.tgt.generation == wire.Stateless {
 			run.Withhold(f.Name(), results.NotApplicable, fleet.SessionOnlyMetrics()...)
 		}
+		if r.servesAnyID() {
+			run.Withhold(f.Name(), results.ServesAnyID, estimateDerived...)
+		}
 		if n := f.Report().EstimateRefuted; n > 0 {
 			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)
 		}
 	}
+}
+
+// servesAnyID says that the preflight found the target serving a session id it never issued
+// (mcp-go's default id mode) while the run measures sessions: a dead session's request and a
+// live one's get the same answer, and so do their replays (its event store replays by id,
+// whoever asks), so no figure computed from a death the run estimated can be told from one
+// the tool made up. They are withheld, with this reason, wherever they are shown.
+func (r *runner) servesAnyID() bool {
+	return r.tgt.pf != nil && r.tgt.pf.substitutes && !r.tgt.noIDs && r.tgt.generation != wire.Stateless
 }
 
 // estimateDerived are the figures computed from estimated death times: when the run refutes

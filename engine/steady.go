@@ -15,6 +15,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/steady"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // The steady state: the workload's probes of the system's own health (package steady), run
@@ -112,7 +113,7 @@ func (r *runner) buildProbes() error {
 		p := sp.spec
 		sp.probe = steady.Probe{Name: p.Name, Timeout: p.Timeout}
 		if p.Tolerance != "" {
-			tol, err := steady.ParseTolerance(p.Tolerance)
+			tol, err := vocab.ParseTolerance(p.Tolerance)
 			if err != nil {
 				return &ConfigError{Field: "steady_state", Err: fmt.Errorf("%s: probe %s: %w", p.Where, p.Name, err)}
 			}

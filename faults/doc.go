@@ -4,7 +4,7 @@
 //
 // Each client group connects through its own Toxiproxy proxy, run in-process
 // by Embedded, or created on a toxiproxy-server by External under a per-run
-// name prefix (Clean removes what a killed run left there). A workload names faults by type (see Types and ValidateToxic);
+// name prefix (Clean removes what a killed run left there). A workload names faults by type (vocab.Toxics, checked by ValidateToxic);
 // RunSchedule adds each one to its groups' proxies for its window and takes it
 // away again. Besides Toxiproxy's own toxics, the package adds idle_timeout,
 // the load-balancer idle drop that ends an SSE stream without ending its

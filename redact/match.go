@@ -93,7 +93,9 @@ var escapeStart = [256]bool{'%': true, '\\': true, '&': true, '+': true, 0xEF: t
 func (s *Set) matchAt(text []byte, i int, f *form) (end int, partial bool) {
 	var buf1, buf2 [8]int
 	front, next := append(buf1[:0], i), buf2[:0]
-	for _, alts := range f.alts {
+	u := f.units()
+	for r, ok := u.next(); ok; r, ok = u.next() {
+		alts := s.altsOf(r)
 		next = next[:0]
 		for _, p := range front {
 			if p < len(text) && !escapeStart[text[p]] { // only the literal can match here (alts[0])
@@ -138,7 +140,7 @@ func (s *Set) redact(text []byte, more bool) (out []byte, held int) {
 		}
 		end, partial := -1, false
 		for _, k := range ks {
-			if i+1 < len(text) && !s.forms[k].follows(text[i], text[i+1]) {
+			if i+1 < len(text) && !s.forms[k].start.follows(text[i], text[i+1]) {
 				continue
 			}
 			e, p := s.matchAt(text, i, &s.forms[k])

@@ -1,11 +1,5 @@
 package redact
 
-import (
-	"encoding/json"
-	"net/url"
-	"strings"
-)
-
 // Text may have been encoded twice before it reaches an output: a percent-encoded path quoted
 // in a JSON error ("%2F" as "\u00252F"), a URL encoded again ("%252F"), PHP's "\/" inside a
 // JSON string ("\\/"), a base64 of a percent-encoded or JSON-escaped token. A Set matches two
@@ -63,20 +57,6 @@ func nestedAt(a alt, text []byte, p int, ends *[]int) (partial bool) {
 	return partial
 }
 
-// escapedForms are the whole-text escapes of v whose base64 a text may hold (the second
-// layer of base64Forms).
-func escapedForms(v string) []string {
-	j, _ := json.Marshal(v)
-	js := string(j[1 : len(j)-1])
-	var out []string
-	for _, e := range []string{pctAll(v, "%%%02X"), pctAll(v, "%%%02x"), url.QueryEscape(v), url.PathEscape(v), js, strings.ReplaceAll(js, "/", `\/`)} {
-		if e != v {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // escapes are the bytes an escape starts with; escapeIndex numbers them (-1: none).
 var escapes = [...]byte{'%', '\\', '&', '+'}
 
@@ -89,11 +69,34 @@ func escapeIndex(c byte) int {
 	return -1
 }
 
+// start is what a form's first characters allow, for a quick look before a match: the bytes
+// it may start with, and the byte that may follow each (second, lit). Forms with the same
+// first two characters share one.
+type start struct {
+	first [4]uint64
+	// second says, for a form's start at an escape byte ('%', '\\', '&', '+'), which bytes may
+	// follow it (one or two layers): most escape bytes in a text (a JSON \" or \n) start no
+	// form, and are passed over at the cost of a lookup.
+	second [len(escapes)][4]uint64
+	lit    [4]uint64 // the same after the literal first character's first byte
+}
+
+// noUnit stands for the second character of a form of one.
+const noUnit = rune(-1 << 30)
+
+// invalidAlts are the encodings of each byte that is not UTF-8 (a unit -1-b).
+var invalidAlts = func() (t [256][]alt) {
+	for b := range t {
+		t[b] = encodings(rune(-1 - b))
+	}
+	return t
+}()
+
 // seconds fills f.second from the encodings of its first unit: for each encoding starting
 // with an escape byte, its second byte (either case where it folds), and for each nested
 // spelling, the second byte of each byte encoding of the escape's first byte. An encoding of
 // one byte (an escape byte itself, or a '+' for a space) may be followed by anything.
-func (f *form) seconds(alts []alt, all map[rune][]alt) {
+func (f *start) seconds(alts []alt, unit1 rune, altsOf func(rune) []alt) {
 	mark := func(first byte, next string, fold bool) {
 		e := escapeIndex(first)
 		if e < 0 {
@@ -137,8 +140,8 @@ func (f *form) seconds(alts []alt, all map[rune][]alt) {
 		case escapeIndex(a.s[0]) >= 0:
 		case len(a.s) > 1:
 			lit(a.s[1])
-		case len(f.units) > 1:
-			for _, b := range all[f.units[1]] {
+		case unit1 != noUnit:
+			for _, b := range altsOf(unit1) {
 				lit(b.s[0])
 			}
 		default:
@@ -149,7 +152,7 @@ func (f *form) seconds(alts []alt, all map[rune][]alt) {
 
 // follows says whether the form may start with c then d: after an escape byte, as seconds
 // found; after any other, as the literal first character allows.
-func (f *form) follows(c, d byte) bool {
+func (f *start) follows(c, d byte) bool {
 	if e := escapeIndex(c); e >= 0 {
 		return f.second[e][d/64]&(1<<(d%64)) != 0
 	}

@@ -20,27 +20,20 @@ const MinLen = 8
 // no secrets, but still redacts the user-info and query of URLs in texts (String).
 type Set struct {
 	secrets []string
-	forms   []form         // each secret's literal and base64 forms, longest first
-	byFirst [256][]int     // the forms (indexes) that can start with a byte, in some encoding
-	alts    map[rune][]alt // the encodings of each character of the forms
+	known   map[string]bool
+	forms   []form             // each secret's literal and base64 forms, longest first
+	byFirst [256][]int32       // the forms (indexes) that can start with a byte, in some encoding
+	alts    map[rune][]alt     // the encodings of characters beyond ASCII, up to maxAltsCached
+	starts  map[[2]rune]*start // what forms' first two characters allow, shared
 }
 
-// form is one spelling of a secret (the secret itself, or one of its base64 forms), a unit a
-// character; each unit is matched in any of its encodings (alts).
-type form struct {
-	units []rune  // a rune, or -1-b for a byte b that is not UTF-8
-	alts  [][]alt // the encodings of each unit (Set.alts, looked up once)
-	first [256]bool
-	// second says, for a form's start at an escape byte ('%', '\\', '&', '+'), which bytes may
-	// follow it (one or two layers): most escape bytes in a text (a JSON \" or \n) start no
-	// form, and are passed over at the cost of a lookup (nested.go).
-	second [len(escapes)][4]uint64
-	lit    [4]uint64 // the same after the literal first character's first byte
-}
+// maxAltsCached bounds the encodings kept for characters beyond ASCII: a secret of a million
+// different characters must not cost a table each; past the bound they are made as matched.
+const maxAltsCached = 4096
 
 // New returns a Set of the given secrets.
 func New(secrets ...string) *Set {
-	s := &Set{alts: map[rune][]alt{}}
+	s := &Set{}
 	s.Add(secrets...)
 	return s
 }
@@ -59,38 +52,47 @@ func (s *Set) Empty() bool { return s == nil || len(s.secrets) == 0 }
 // Add adds secrets; values shorter than MinLen are left out.
 func (s *Set) Add(secrets ...string) {
 	for _, v := range secrets {
-		if len(v) < MinLen || slices.Contains(s.secrets, v) {
-			continue
-		}
-		s.secrets = append(s.secrets, v)
-		s.addForm(v)
-		var b64 []string
-		for _, e := range append([]string{v}, escapedForms(v)...) {
-			for _, b := range base64Forms(e) {
-				if !slices.Contains(b64, b) {
-					b64 = append(b64, b)
-				}
-			}
-		}
-		for _, b := range b64 {
-			s.addForm(b)
-		}
+		s.add(v)
 	}
 	s.index()
+}
+
+func (s *Set) add(v string) {
+	if len(v) < MinLen || s.known[v] {
+		return
+	}
+	if s.known == nil {
+		s.known, s.alts, s.starts = map[string]bool{}, map[rune][]alt{}, map[[2]rune]*start{}
+	}
+	s.known[v] = true
+	s.secrets = append(s.secrets, v)
+	lit := form{secret: v, n: utf8.RuneCountInString(v)}
+	kept := []form{lit} // a base64 form that is v itself, or another, is left out
+	for _, f := range base64Forms(v) {
+		if !slices.ContainsFunc(kept, func(g form) bool { return f.same(&g) }) {
+			kept = append(kept, f)
+		}
+	}
+	for _, f := range kept {
+		s.addForm(f)
+	}
 }
 
 // AddHeader adds the values of extra request headers: each whole value, each of its words
 // ("Bearer TOKEN": the token too) and, for a word that is base64 of text (Basic credentials),
 // the text and its parts around ':' (the password).
 func (s *Set) AddHeader(h http.Header) {
+	defer s.index()
 	for _, vs := range h {
 		for _, v := range vs {
-			s.Add(v)
+			s.add(v)
 			for _, w := range strings.Fields(v) {
-				s.Add(w)
+				s.add(w)
 				if d, ok := decodedText(w); ok {
-					s.Add(d)
-					s.Add(strings.Split(d, ":")...)
+					s.add(d)
+					for _, part := range strings.Split(d, ":") {
+						s.add(part)
+					}
 				}
 			}
 		}
@@ -103,85 +105,80 @@ func (s *Set) AddURL(u *url.URL) {
 	if u == nil {
 		return
 	}
+	defer s.index()
 	if u.User != nil {
-		s.Add(u.User.String(), u.User.Username())
+		s.add(u.User.String())
+		s.add(u.User.Username())
 		if p, ok := u.User.Password(); ok {
-			s.Add(p, u.User.Username()+":"+p)
+			s.add(p)
+			s.add(u.User.Username() + ":" + p)
 		}
 	}
 	if u.RawQuery != "" {
-		s.Add(u.RawQuery)
+		s.add(u.RawQuery)
 		for _, kv := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
 			_, v, _ := strings.Cut(kv, "=")
-			s.Add(v)
+			s.add(v)
 			if d, err := url.QueryUnescape(v); err == nil {
-				s.Add(d)
+				s.add(d)
 			}
 		}
 	}
 }
 
-func (s *Set) addForm(v string) {
-	f := form{}
-	for i := 0; i < len(v); {
-		r, n := utf8.DecodeRuneInString(v[i:])
-		if r == utf8.RuneError && n == 1 {
-			r = -1 - rune(v[i])
-		}
-		f.units = append(f.units, r)
-		i += n
+func (s *Set) addForm(f form) {
+	u := f.units()
+	r0, _ := u.next()
+	r1, more := u.next()
+	if !more {
+		r1 = noUnit
 	}
-	for _, r := range f.units {
-		if _, ok := s.alts[r]; !ok {
+	for _, r := range []rune{r0, r1} {
+		if _, ok := s.alts[r]; !ok && r >= utf8.RuneSelf && len(s.alts) < maxAltsCached {
 			s.alts[r] = encodings(r)
 		}
-		f.alts = append(f.alts, s.alts[r])
 	}
-	for _, a := range s.alts[f.units[0]] {
-		f.first[a.s[0]] = true // no encoding starts with a letter but the literal: no case to fold
+	st := s.starts[[2]rune{r0, r1}]
+	if st == nil {
+		st = &start{}
+		for _, a := range s.altsOf(r0) {
+			st.first[a.s[0]/64] |= 1 << (a.s[0] % 64) // no encoding starts with a letter but the literal: no case to fold
+		}
+		st.seconds(s.altsOf(r0), r1, s.altsOf)
+		s.starts[[2]rune{r0, r1}] = st
 	}
-	f.seconds(s.alts[f.units[0]], s.alts)
+	f.start = st
 	s.forms = append(s.forms, f)
 }
 
 // index lists, for each byte, the forms that can start with it, longest first.
 func (s *Set) index() {
-	slices.SortStableFunc(s.forms, func(a, b form) int { return len(b.units) - len(a.units) })
+	slices.SortStableFunc(s.forms, func(a, b form) int { return b.n - a.n })
 	for c := range s.byFirst {
 		s.byFirst[c] = s.byFirst[c][:0]
-		for k := range s.forms {
-			if s.forms[k].first[c] {
-				s.byFirst[c] = append(s.byFirst[c], k)
+	}
+	for k := range s.forms {
+		for c := range 256 {
+			if s.forms[k].start.first[c/64]&(1<<(c%64)) != 0 {
+				s.byFirst[c] = append(s.byFirst[c], int32(k))
 			}
 		}
 	}
 }
 
-// base64Forms are the base64 and base64url spellings of v: whole (padded and not), and the
-// characters that only v's bits decide when v sits at each of the three alignments inside a
-// longer base64 text.
-func base64Forms(v string) []string {
-	var out []string
-	add := func(f string) {
-		if len(f) >= MinLen && f != v && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
+// altsOf are the encodings of a unit: from tables for ASCII and bytes that are not UTF-8,
+// from the set's cache, or made now (past maxAltsCached).
+func (s *Set) altsOf(r rune) []alt {
+	switch {
+	case r >= 0 && r < utf8.RuneSelf:
+		return byteAlts[r]
+	case r < 0 && r >= -256:
+		return invalidAlts[-1-r]
 	}
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-		add(enc.EncodeToString([]byte(v)))
-		add(enc.WithPadding(base64.NoPadding).EncodeToString([]byte(v)))
-		for k := 0; k < 3; k++ {
-			buf := make([]byte, k+len(v)+2)
-			copy(buf[k:], v)
-			e := enc.WithPadding(base64.NoPadding).EncodeToString(buf)
-			from := (8*k + 5) / 6
-			to := (8*(k+len(v)) - 6) / 6 // the last character wholly inside v's bits
-			if to >= from {
-				add(e[from : to+1])
-			}
-		}
+	if a, ok := s.alts[r]; ok {
+		return a
 	}
-	return out
+	return encodings(r)
 }
 
 // decodedText is w decoded from base64 (any of the four), if that gives printable text.

@@ -98,12 +98,17 @@ type Run struct {
 	// Withheld marks, per group, the figures a reader must not take as measured, each with why:
 	// NotApplicable (the target keeps no sessions: nothing to drop, die or resume), or
 	// EstimateRefuted (the run saw sessions answer after their estimated death, so every figure
-	// derived from that estimate is wrong). The summary, compare and the report print the mark
+	// derived from that estimate is wrong) or ServesAnyID (the server serves ids it never
+	// issued, so no stale event can be told from a live one). The summary, compare and the report print the mark
 	// in place of the number (v2).
 	Withheld map[string]map[string]string `json:"withheld,omitempty"`
 	// Notes say in words what the numbers cannot: a stateless target, estimated deaths, where
 	// the proxies were (v2).
 	Notes []string `json:"notes,omitempty"`
+	// Findings are what the server did wrong that the run counted without failing on it, each
+	// named by its counter (a protocol violation: errors.protocol); a threshold on the counter
+	// makes one fail the gate (v2).
+	Findings []string `json:"findings,omitempty"`
 	// Aborted says why a threshold with abort_on_fail stopped the run early (v2).
 	Aborted string `json:"aborted,omitempty"`
 	// Shard is set when this run was one shard of a fleet (mcpchaos run --shard) (v2).
@@ -122,6 +127,10 @@ type Run struct {
 const (
 	NotApplicable   = "not applicable"
 	EstimateRefuted = "estimate refuted"
+	// ServesAnyID: the server answered a session id it never issued as live (mcp-go's
+	// default id mode), so neither a success nor an event tells a dead session from a live
+	// one, and no death the run estimates can be checked against what the server did.
+	ServesAnyID = "server serves any id"
 )
 
 // WithheldWhy says why group's metric is withheld, "" when it is not.

@@ -26,23 +26,25 @@ var Formats = []string{"csv", "hgrm", "junit"}
 
 // WriteCSV writes one row per group (and overall) and metric:
 //
-//	group,policy,metric,value,unit
+//	group,policy,metric,value,unit,withheld
 //
 // gate.Metric names are those thresholds use; durations are in microseconds (unit "us"). A
-// statistic of an empty histogram has an empty value.
+// statistic of an empty histogram has an empty value. A figure the run withheld (Run.Withheld)
+// has an empty value and says why in the last column: a spreadsheet must not sum a number
+// the server did not produce.
 func WriteCSV(w io.Writer, e *Export) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"group", "policy", "metric", "value", "unit"}); err != nil {
+	if err := cw.Write([]string{"group", "policy", "metric", "value", "unit", "withheld"}); err != nil {
 		return err
 	}
 	ms := gate.Metrics()
 	for _, g := range e.AllGroups() {
 		for _, m := range ms {
-			value := ""
-			if v, ok := Value(m, g); ok {
+			value, why := "", e.WithheldWhy(g.Name, m.Name)
+			if v, ok := Value(m, g); ok && why == "" {
 				value = csvNumber(m.Unit(), v)
 			}
-			if err := cw.Write([]string{g.Name, g.Policy, m.Name, value, string(m.Unit())}); err != nil {
+			if err := cw.Write([]string{g.Name, g.Policy, m.Name, value, string(m.Unit()), why}); err != nil {
 				return err
 			}
 		}

@@ -30,7 +30,7 @@ func TestCSV(t *testing.T) {
 	if want := 1 + 3*len(gate.MetricNames()); len(rows) != want {
 		t.Fatalf("%d rows, want %d (header + 3 groups × %d metrics)", len(rows), want, len(gate.MetricNames()))
 	}
-	if strings.Join(rows[0], ",") != "group,policy,metric,value,unit" {
+	if strings.Join(rows[0], ",") != "group,policy,metric,value,unit,withheld" {
 		t.Errorf("header %v", rows[0])
 	}
 	find := func(group, metric string) []string {
@@ -167,5 +167,51 @@ func TestWriteCompanions(t *testing.T) {
 	}
 	if _, err := results.WriteCompanions(jsonPath, resultstest.Sample(t, 1, 1), []string{"pdf"}); err == nil || !strings.Contains(err.Error(), `unknown export format "pdf"`) {
 		t.Errorf("pdf: %v", err)
+	}
+}
+
+// A figure the run withheld is written with no value and its reason in the CSV, and a
+// threshold on it is not judged (neither passed nor failed on a number the server did not
+// produce), whichever group the threshold scopes.
+func TestWithheldFigureIsNeitherWrittenNorJudged(t *testing.T) {
+	e := resultstest.RoundTrip(t, resultstest.Sample(t, 1, 1))
+	e.Run.Withhold("probe", results.ServesAnyID, "false_healthy_seconds", "detection_delay")
+	var buf bytes.Buffer
+	if err := results.WriteCSV(&buf, e); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, r := range rows[1:] {
+		withheld := r[0] == "probe" && (r[2] == "false_healthy_seconds" || strings.HasPrefix(r[2], "detection_delay."))
+		withheld = withheld || r[0] == "overall" && (r[2] == "false_healthy_seconds" || strings.HasPrefix(r[2], "detection_delay."))
+		switch {
+		case withheld && (r[3] != "" || r[5] != results.ServesAnyID):
+			t.Errorf("row %v: want no value and withheld %q", r, results.ServesAnyID)
+		case !withheld && r[5] != "":
+			t.Errorf("row %v: withheld, want it written", r)
+		case withheld:
+			seen++
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no withheld row written")
+	}
+	for _, expr := range []string{"probe.false_healthy_seconds <= 100", "probe.detection_delay.p99 < 1h", "overall.false_healthy_seconds <= 100"} {
+		th, err := gate.ParseThreshold(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := results.JudgeThreshold(th, e)
+		if r.Pass || r.Value != nil || !strings.Contains(r.Actual, results.ServesAnyID) {
+			t.Errorf("%s: %+v, want not judged, withheld (%s)", expr, r, results.ServesAnyID)
+		}
+	}
+	th, _ := gate.ParseThreshold("naive.false_healthy_seconds <= 100")
+	if r := results.JudgeThreshold(th, e); r.Value == nil {
+		t.Errorf("naive's figure is not withheld, yet not judged: %+v", r)
 	}
 }

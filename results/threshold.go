@@ -32,6 +32,13 @@ func JudgeThreshold(t gate.Threshold, e *Export) ThresholdResult {
 		r.Reason = fmt.Sprintf("the run has no group %q", t.Scope)
 		return r
 	}
+	if why := e.WithheldWhy(t.Scope, t.Metric.Name); why != "" {
+		// A figure the run withheld is no measurement: judged, it would pass or fail on a number
+		// the server did not produce.
+		r.Actual = withheldMark(why)
+		r.Reason = fmt.Sprintf("%s.%s is withheld (%s), so the threshold cannot be judged", t.Scope, t.Metric.Name, why)
+		return r
+	}
 	v, ok := Value(t.Metric, g)
 	if !ok {
 		r.Actual = "no samples"

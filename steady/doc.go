@@ -3,9 +3,10 @@
 // each an HTTP request, a command or a PromQL instant query, judged against a tolerance.
 //
 // A probe observes one value (an HTTP status or a JSON field of the body, a command's exit
-// status, a query's sample) and a Tolerance says whether that value is steady. Every probe is
-// bounded: in time (its timeout, and its context), in bytes read (a body, an output, a query
-// answer), and in where it may reach (loopback or the target's own host: AllowedHost).
+// status, a query's sample) and a tolerance (vocab.Tolerance) says whether that value is
+// steady. Every probe is bounded: in time (its timeout, and its context), in bytes read (a
+// body, an output, a query answer), and in where it may reach (loopback or the target's own host: vocab.AllowedHost,
+// checked when the workload is read).
 //
 // This package runs one probe once when asked. When to run it (before, after, continuously,
 // during a fault), what the run does with a failure, and the export are the engine's and

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"math"
 	"net/http"
-	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // Check observes the system once. Observe returns when it has its observation or ctx ends;
@@ -32,15 +34,12 @@ type Observation struct {
 // MaxBody bounds what a check reads of a response body or a query answer.
 const MaxBody = 1 << 20
 
-// DefaultTimeout bounds one run of a probe that names no timeout.
-const DefaultTimeout = 5 * time.Second
-
 // Probe is a check and its tolerance.
 type Probe struct {
 	Name      string
 	Check     Check
-	Tolerance *Tolerance    // nil: the check's own expectation decides
-	Timeout   time.Duration // one run's bound; 0 means DefaultTimeout
+	Tolerance *vocab.Tolerance // nil: the check's own expectation decides
+	Timeout   time.Duration    // one run's bound; 0 means vocab.DefaultProbeTimeout
 }
 
 // Result is one run of a probe, judged.
@@ -57,7 +56,7 @@ type Result struct {
 func (p Probe) Run(ctx context.Context, before *float64) Result {
 	timeout := p.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = vocab.DefaultProbeTimeout
 	}
 	began := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
@@ -87,31 +86,19 @@ func (p Probe) Run(ctx context.Context, before *float64) Result {
 	return r
 }
 
-// AllowedHost says why a probe may not reach rawURL ("" when it may): a network probe goes to
-// loopback (127.0.0.0/8, ::1, localhost) or to the target's own host (targetHost, "" for the
-// built-in server), as the rest of mcpchaos reaches nothing else.
-func AllowedHost(rawURL, targetHost string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Hostname() == "" {
-		return "is not a URL with a host"
+func f64(v float64) *float64 { return &v }
+
+// number reads an observed value: a finite number.
+func number(s string) (float64, error) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("not a finite number")
 	}
-	h := strings.ToLower(u.Hostname())
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return ""
-	}
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-		return ""
-	}
-	if targetHost != "" && strings.EqualFold(h, targetHost) {
-		return ""
-	}
-	if targetHost == "" {
-		return fmt.Sprintf("reaches host %s; a probe reaches only loopback (127.0.0.1, ::1, localhost) here: forward the service to a loopback port (e.g. kubectl port-forward) and probe that", h)
-	}
-	return fmt.Sprintf("reaches host %s; a probe reaches only loopback (127.0.0.1, ::1, localhost) or the target's host %s: forward the service to a loopback port (e.g. kubectl port-forward) and probe that", h, targetHost)
+	return v, nil
 }
 
-func f64(v float64) *float64 { return &v }
+// format writes an observed value as a tolerance's judgement does.
+func format(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 // clip keeps s short for a detail line.
 func clip(s string, n int) string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 func TestHTTPProbe(t *testing.T) {
@@ -27,8 +29,8 @@ func TestHTTPProbe(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	tol := func(s string) *Tolerance {
-		tt, err := ParseTolerance(s)
+	tol := func(s string) *vocab.Tolerance {
+		tt, err := vocab.ParseTolerance(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +96,7 @@ func TestProbeTimeout(t *testing.T) {
 }
 
 func TestCommandProbe(t *testing.T) {
-	tol, _ := ParseTolerance("value <= 5")
+	tol, _ := vocab.ParseTolerance("value <= 5")
 	cases := []struct {
 		name string
 		p    Probe

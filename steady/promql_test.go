@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/internal/promtest"
 	"github.com/mcpchaos/mcpchaos/steady"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // PromQL probes against a real Prometheus (Debian's 2.42) scraping a server's own metrics on
@@ -32,8 +33,8 @@ func TestPromQLProbe(t *testing.T) {
 	notProm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>login</html>")) }))
 	defer notProm.Close()
 
-	tol := func(s string) *steady.Tolerance {
-		tt, err := steady.ParseTolerance(s)
+	tol := func(s string) *vocab.Tolerance {
+		tt, err := vocab.ParseTolerance(s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func TestPromQLProbe(t *testing.T) {
 	before := 9.5
 	cases := []struct {
 		name, url, query string
-		tol              *steady.Tolerance
+		tol              *vocab.Tolerance
 		pass             bool
 		want             string
 	}{

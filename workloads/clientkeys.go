@@ -6,14 +6,14 @@ import (
 	"math"
 	"strings"
 
-	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 
 	"github.com/goccy/go-yaml/ast"
 )
 
 // The group keys that say how a client behaves on the wire against a real server: the tool
 // call's arguments, progress tokens, the log level it sets, the roots it offers and the
-// replies it scripts to the server's requests (fleet.GroupConfig).
+// replies it scripts to the server's requests (the fleet's GroupConfig).
 
 // maxValueNodes bounds a free-form value (arguments, a scripted reply): aliases of aliases
 // must not make it grow without end.
@@ -113,7 +113,7 @@ func (d *decoder) arguments(m *mapping) map[string]any {
 }
 
 // roots reads a group's `roots`: a list of {uri, name}.
-func (d *decoder) roots(m *mapping) []wire.Root {
+func (d *decoder) roots(m *mapping) []vocab.Root {
 	f := m.field("roots")
 	if f == nil {
 		return nil
@@ -122,10 +122,10 @@ func (d *decoder) roots(m *mapping) []wire.Root {
 	if !ok {
 		return nil
 	}
-	out := []wire.Root{}
+	out := []vocab.Root{}
 	for i, e := range entries {
 		rm := d.mapping(e, fmt.Sprintf("%s[%d]", f.path, i), &rootSchema)
-		r := wire.Root{URI: rm.str("uri", ""), Name: rm.str("name", "")}
+		r := vocab.Root{URI: rm.str("uri", ""), Name: rm.str("name", "")}
 		if uf := rm.require("uri"); uf != nil && !strings.Contains(r.URI, "://") {
 			d.errorf(uf.node, uf.path, "%q is not a URI; write one such as file:///srv/app", r.URI)
 		}
@@ -140,8 +140,8 @@ var rootSchema = schema{keys: []schemaKey{
 }}
 
 var repliesSchema = schema{keys: []schemaKey{
-	{wire.MethodSampling, "script the result of sampling/createMessage, e.g. {role: assistant, content: {type: text, text: ok}, model: test}"},
-	{wire.MethodElicitation, "script the result of elicitation/create, e.g. {action: decline}"},
+	{vocab.MethodSampling, "script the result of sampling/createMessage, e.g. {role: assistant, content: {type: text, text: ok}, model: test}"},
+	{vocab.MethodElicitation, "script the result of elicitation/create, e.g. {action: decline}"},
 }}
 
 // serverReplies reads a group's `server_replies`: scripted results by server method.

@@ -8,13 +8,13 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 var faultSchema = schema{keys: []schemaKey{
 	{"name", "name the fault with lowercase letters, digits, - and _, e.g. name: lb-idle-timeout"},
-	{"toxic", "set the kind of fault: " + strings.Join(faults.Types(), ", ") + "; or make it an action: " + strings.Join(actionKinds, ", ")},
+	{"toxic", "set the kind of fault: " + strings.Join(vocab.Toxics(), ", ") + "; or make it an action: " + strings.Join(actionKinds, ", ")},
 	{"stream", "set the direction the toxic acts on: downstream (server to client) or upstream"},
 	{"attributes", "set the toxic's attributes, e.g. attributes: {timeout: 60000}"},
 	{"groups", "list the client groups whose proxy gets the fault, e.g. [naive, probe]; leave it out for all groups"},
@@ -53,7 +53,7 @@ func (d *decoder) faults(f *field, run runLength, groups []GroupSpec, groupsOK b
 		} else if flt.Name != "" {
 			names[flt.Name] = at.name
 		}
-		if ok && flt.Toxic == faults.TypeDown && run.known {
+		if ok && flt.Toxic == vocab.ToxicDown && run.known {
 			placed := placedFault{flt, groupSet(flt.Groups)}
 			d.checkDownOverlap(placed, at, path, run, &known, downs)
 			downs = append(downs, placed)
@@ -151,7 +151,7 @@ func (d *decoder) fault(e ast.Node, path string, index int, run runLength, known
 }
 
 // attributes reads the attribute mapping as plain values: integers as int64,
-// other numbers as float64, strings, booleans, nil. faults.ValidateToxic
+// other numbers as float64, strings, booleans, nil. vocab.ValidateToxic
 // judges them.
 func (d *decoder) attributes(f *field) (map[string]any, map[string]ast.Node, bool) {
 	attrs := map[string]any{}
@@ -237,15 +237,15 @@ func intValue(v any) any {
 // bad attribute at the attribute's key (or, when it is missing, at the
 // attributes key or the toxic).
 func (d *decoder) validateToxic(tf *field, m *mapping, flt Fault, keys map[string]ast.Node) {
-	err := faults.ValidateToxic(flt.Toxic, flt.Attributes)
+	err := vocab.ValidateToxic(flt.Toxic, flt.Attributes)
 	if err == nil {
 		return
 	}
-	var unknown *faults.UnknownTypeError
-	var attr *faults.AttrError
+	var unknown *vocab.UnknownToxicError
+	var attr *vocab.ToxicAttrError
 	switch {
 	case errors.As(err, &unknown):
-		types := faults.Types()
+		types := vocab.Toxics()
 		d.errorf(tf.node, tf.path, "unknown toxic %q; %suse one of %s", flt.Toxic, gate.DidYouMean(flt.Toxic, types), strings.Join(types, ", "))
 	case errors.As(err, &attr):
 		at, msg := tf.node, attr.Msg

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -25,7 +25,7 @@ var groupSchema = schema{keys: []schemaKey{
 	{"protocol", "set the MCP protocol version clients offer: " + strings.Join(protocols, ", ")},
 	{"arguments", "set the tool call's arguments, e.g. arguments: {order_id: \"o-{{client}}-{{seq}}\", quantity: 1} (default: the smallest the tool's inputSchema accepts)"},
 	{"progress_tokens", "set whether tool calls carry _meta.progressToken (default true)"},
-	{"log_level", "set the level clients ask with logging/setLevel: " + strings.Join(wire.LogLevels(), ", ") + " (default: none asked)"},
+	{"log_level", "set the level clients ask with logging/setLevel: " + strings.Join(vocab.LogLevels(), ", ") + " (default: none asked)"},
 	{"roots", "list the roots clients offer and answer roots/list with, e.g. roots: [{uri: file:///srv/app, name: app}]"},
 	{"library_options", "set options of the client library the policy runs (gosdk, mcpgo, ts-sdk, ts-client), e.g. library_options: {maxRetries: 10}"},
 	{"server_replies", "script results for the server's sampling/createMessage and elicitation/create (refused with an error otherwise)"},
@@ -164,7 +164,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 		g.NoProgressTokens = ok && !on
 	}
 	if lf := m.field("log_level"); lf != nil {
-		g.LogLevel, _ = d.oneOf(lf, wire.LogLevels())
+		g.LogLevel, _ = d.oneOf(lf, vocab.LogLevels())
 	}
 	g.Roots = d.roots(m)
 	g.ServerReplies = d.serverReplies(m)

@@ -5,33 +5,32 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/mcpchaos/mcpchaos/clients/policy"
-	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // libraryOptions reads a group's `library_options`: the options of the client library its
 // policy runs (gosdk, mcpgo, ts-sdk, ts-client), spelt as the library spells them, each
-// checked by policy.CheckLibraryOption where it is written.
+// checked by vocab.CheckLibraryOption where it is written.
 func (d *decoder) libraryOptions(m *mapping, kind string) map[string]any {
 	// The TypeScript SDKs offer the newest session revision they know and take no other: a
 	// group that asks for an older one would not get it.
-	if pf := m.field("protocol"); pf != nil && (kind == policy.ClientTSSDK || kind == policy.ClientTSClient) {
-		if s, ok := pf.node.(*ast.StringNode); ok && s.Value != wire.Protocol20251125 {
-			d.errorf(pf.node, pf.path, "policy %s offers %s only; remove protocol or set it to %s", kind, wire.Protocol20251125, wire.Protocol20251125)
+	if pf := m.field("protocol"); pf != nil && (kind == vocab.ClientTSSDK || kind == vocab.ClientTSClient) {
+		if s, ok := pf.node.(*ast.StringNode); ok && s.Value != vocab.Protocol20251125 {
+			d.errorf(pf.node, pf.path, "policy %s offers %s only; remove protocol or set it to %s", kind, vocab.Protocol20251125, vocab.Protocol20251125)
 		}
 	}
 	f := m.field("library_options")
 	if f == nil {
 		return nil
 	}
-	if !policy.IsLibrary(kind) {
+	if !vocab.IsLibrary(kind) {
 		if kind != "" {
 			d.errorf(f.key, f.path, "policy %s runs no client library, so it takes no library options; remove it, or set policy to one of %s",
-				kind, strings.Join(policy.Libraries(), ", "))
+				kind, strings.Join(vocab.Libraries(), ", "))
 		}
 		return nil
 	}
-	names := policy.LibraryOptionNames(kind)
+	names := vocab.LibraryOptionNames(kind)
 	s := &schema{}
 	for _, n := range names {
 		s.keys = append(s.keys, schemaKey{n, "set an option of " + kind + ": " + strings.Join(names, ", ")})
@@ -48,7 +47,7 @@ func (d *decoder) libraryOptions(m *mapping, kind string) map[string]any {
 		if !ok {
 			continue
 		}
-		if err := policy.CheckLibraryOption(kind, n, v); err != nil {
+		if err := vocab.CheckLibraryOption(kind, n, v); err != nil {
 			d.errorf(of.node, of.path, "%v", err)
 			continue
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/mcpchaos/mcpchaos/gate"
-	"github.com/mcpchaos/mcpchaos/steady"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // The steady_state section: probes of the system's own health (an HTTP endpoint, a command,
@@ -46,7 +46,7 @@ type SteadyProbe struct {
 	// between two attempts.
 	Retries       int
 	RetryInterval time.Duration
-	Tolerance     string // steady.ParseTolerance's language; "" when the check's own expectation decides
+	Tolerance     string // vocab.ParseTolerance's language; "" when the check's own expectation decides
 	HTTP          *HTTPProbe
 	Command       *CommandProbe
 	PromQL        *PromQLProbe
@@ -101,7 +101,7 @@ const TargetPlaceholder = "{{target}}"
 
 const (
 	defaultProbeEvery   = 2 * time.Second
-	defaultProbeTimeout = steady.DefaultTimeout
+	defaultProbeTimeout = vocab.DefaultProbeTimeout
 	defaultRetryPause   = time.Second
 	maxProbeRetries     = 100
 	maxProbeTimeout     = 5 * time.Minute
@@ -314,7 +314,7 @@ func (d *decoder) probeTolerance(m *mapping, p *SteadyProbe) {
 	if !ok {
 		return
 	}
-	tol, err := steady.ParseTolerance(s)
+	tol, err := vocab.ParseTolerance(s)
 	if err != nil {
 		d.errorf(f.node, f.path, "%v", err)
 		return

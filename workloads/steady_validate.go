@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpchaos/mcpchaos/steady"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // steadyState is Validate's part for the steady_state section (steady.go decodes it).
@@ -65,9 +65,9 @@ func (v *validator) probe(f string, w *Workload, p SteadyProbe, faults map[strin
 		v.add(f, "sets %d of http, command, promql; set exactly one", n)
 		return
 	}
-	var tol *steady.Tolerance
+	var tol *vocab.Tolerance
 	if p.Tolerance != "" {
-		t, err := steady.ParseTolerance(p.Tolerance)
+		t, err := vocab.ParseTolerance(p.Tolerance)
 		if err != nil {
 			v.add(f+".tolerance", "%v", err)
 		}
@@ -119,7 +119,7 @@ func CheckProbeURL(raw string, t Target) string {
 	if msg := CheckURL(u); msg != "" {
 		return msg
 	}
-	return steady.AllowedHost(u, targetHost(t))
+	return vocab.AllowedHost(u, targetHost(t))
 }
 
 // targetHost is the host of a URL target, "" for the built-in server.

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/wire"
-	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // Validate checks every value of w that a run relies on, as a Go caller may have set it: it is
@@ -218,7 +217,7 @@ func (v *validator) groups(w *Workload) {
 		v.duration(f+".request_timeout", g.RequestTimeout, true)
 		v.oneOf(f+".protocol", g.Protocol, protocols)
 		if g.LogLevel != "" {
-			v.oneOf(f+".log_level", g.LogLevel, wire.LogLevels())
+			v.oneOf(f+".log_level", g.LogLevel, vocab.LogLevels())
 		}
 		for j, r := range g.Roots {
 			if !strings.Contains(r.URI, "://") {
@@ -227,8 +226,8 @@ func (v *validator) groups(w *Workload) {
 		}
 		v.churn(f+".churn", g.Churn, g.Policy, w.Phases)
 		for m := range g.ServerReplies {
-			if m != wire.MethodSampling && m != wire.MethodElicitation {
-				v.add(f+".server_replies", "%q is not a server request mcpchaos answers; use %s or %s", m, wire.MethodSampling, wire.MethodElicitation)
+			if m != vocab.MethodSampling && m != vocab.MethodElicitation {
+				v.add(f+".server_replies", "%q is not a server request mcpchaos answers; use %s or %s", m, vocab.MethodSampling, vocab.MethodElicitation)
 			}
 		}
 	}
@@ -278,7 +277,7 @@ func (v *validator) faults(w *Workload) {
 			v.action(f, w, flt)
 			continue
 		}
-		if err := faults.ValidateToxic(flt.Toxic, flt.Attributes); err != nil {
+		if err := vocab.ValidateToxic(flt.Toxic, flt.Attributes); err != nil {
 			v.add(f+".toxic", "%v", err)
 		}
 		v.oneOf(f+".stream", flt.Stream, streams)

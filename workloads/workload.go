@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/fleet"
-	"github.com/mcpchaos/mcpchaos/clients/policy"
-	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // Workload is a validated workload file: every default filled in, every
@@ -126,10 +124,10 @@ type GroupSpec struct {
 	Arguments        map[string]any
 	NoProgressTokens bool                       // progress_tokens: false; tool calls carry _meta.progressToken by default
 	LogLevel         string                     // sent with logging/setLevel; "" = none
-	Roots            []wire.Root                // offered and answered to roots/list; nil = none
+	Roots            []vocab.Root               // offered and answered to roots/list; nil = none
 	ServerReplies    map[string]json.RawMessage // scripted results for sampling and elicitation
 	// LibraryOptions are the options of the client library a library policy runs, checked
-	// (clients.CheckLibraryOption); nil when none are set.
+	// (vocab.CheckLibraryOption); nil when none are set.
 	LibraryOptions map[string]any
 	// ToolWhere and ArgumentsWhere are file:line:col of the group's `tool` and `arguments`
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
@@ -143,9 +141,9 @@ type GroupSpec struct {
 // client groups during a window of the run.
 type Fault struct {
 	Name       string         // unique; default "<toxic>-<index>"
-	Toxic      string         // one of faults.Types()
+	Toxic      string         // one of vocab.Toxics()
 	Stream     string         // "downstream" (default) or "upstream"
-	Attributes map[string]any // toxic attributes, as checked by faults.ValidateToxic
+	Attributes map[string]any // toxic attributes, as checked by vocab.ValidateToxic
 	Groups     []string       // groups whose proxy gets the fault; empty = all groups
 	At         time.Duration  // offset from the start of the run
 	For        time.Duration  // window length; 0 = until the end of the run
@@ -181,9 +179,9 @@ func (f Fault) AppliesTo(group string) bool {
 // The closed sets of values a workload may use. Each list lives here once;
 // the first entry of a list with a default is that default.
 const (
-	PolicyNaive = policy.NameNaive
-	PolicyProbe = policy.NameProbe
-	PolicyGoSDK = policy.ClientGoSDK // sessions of the official Go SDK's client
+	PolicyNaive = vocab.NameNaive
+	PolicyProbe = vocab.NameProbe
+	PolicyGoSDK = vocab.ClientGoSDK // sessions of the official Go SDK's client
 
 	GetPermissive = "permissive"
 	GetStrict     = "strict"
@@ -193,10 +191,10 @@ const (
 )
 
 var (
-	policies      = policy.Names() // the client name lists are defined once, in clients
-	probes        = policy.ProbeMethods()
-	tools         = fleet.ReferenceTools()
-	protocols     = append(wire.Protocols(), wire.ProtocolStateless) // the last: a server's stateless revision
+	policies      = vocab.Policies() // the names are defined once, in vocab
+	probes        = vocab.ProbeMethods()
+	tools         = vocab.ReferenceTools()
+	protocols     = append(vocab.Protocols(), vocab.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}

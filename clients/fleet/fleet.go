@@ -61,10 +61,6 @@ type GroupConfig struct {
 	Churn Churn
 }
 
-// ReferenceTools lists the tools of the reference server (refserver) that a group calling it
-// may name; the first is the default. A group against a server given by URL names any tool.
-func ReferenceTools() []string { return []string{"echo", "slow"} }
-
 // Fleet is one client group: its clients, the scheduler that drives their request loops,
 // and the recorder they report to.
 type Fleet struct {

@@ -78,16 +78,16 @@ func (g Outcome) problems(faultsCut bool) []string {
 		say("%s", l.Text)
 		sized = sized || l.Behaviour == wire.HugeEvent || l.Behaviour == wire.GzipBody
 	}
-	for _, m := range misbehaviours {
-		if n := g.Snapshot.Errors[m.kind]; n > 0 && !(sized && m.kind == metrics.ErrTooLarge) {
-			say("the server %s %d times%s", m.did, n, g.sampleOf(m.kind))
-		}
-	}
 	// Calls cut by the workload's faults (resets, refused connections, timeouts) are what was
 	// asked for; calls the server refused (a JSON-RPC error, a status that is not a dead
 	// session's, a broken reply) or answered with isError are not.
 	calls := c(metrics.ToolCallsOK) + c(metrics.ToolCallsFailed) + c(metrics.ToolErrors)
 	refused := g.Report.RefusedCalls + c(metrics.ToolErrors)
+	for _, m := range misbehaviours {
+		if n := g.Snapshot.Errors[m.kind]; n > 0 && !(sized && m.kind == metrics.ErrTooLarge) && !(m.kind == metrics.ErrProtocol && g.protocolFinding(calls, refused)) {
+			say("the server %s %d times%s", m.did, n, g.sampleOf(m.kind))
+		}
+	}
 	switch {
 	case g.Report.CallsSent == 0 && g.Report.CallsDue > 0:
 		skipped := c(metrics.CallsSkipped)

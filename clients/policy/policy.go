@@ -3,6 +3,8 @@ package policy
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // ReplayDecision is what a client does with its session after a replay.
@@ -79,13 +81,22 @@ type Config struct {
 	Retries int // retries after a failed tool call, before surfacing it
 }
 
-// The names a group's `policy` may take. ClientGoSDK is not a policy of ours: it runs the
-// group's sessions on the official Go SDK's client, which makes its own decisions.
+// The names a group's `policy` may take, and the client libraries, are the workload file's
+// words (package vocab, which workloads checks against); the fleet reads them here.
 const (
-	NameNaive   = "naive"
-	NameProbe   = "probe"
-	ClientGoSDK = "gosdk"
+	NameNaive      = vocab.NameNaive
+	NameProbe      = vocab.NameProbe
+	ClientGoSDK    = vocab.ClientGoSDK
+	ClientMCPGo    = vocab.ClientMCPGo
+	ClientTSSDK    = vocab.ClientTSSDK
+	ClientTSClient = vocab.ClientTSClient
 )
+
+// IsLibrary reports whether a group's policy names a client library.
+func IsLibrary(kind string) bool { return vocab.IsLibrary(kind) }
+
+// Number reads a numeric library option as JSON or YAML decoding holds it.
+func Number(v any) (float64, bool) { return vocab.Number(v) }
 
 // A policy takes from Config only what it uses: Config may grow, so no conversion (S1016).
 var policies = map[string]func(Config) Policy{
@@ -95,12 +106,6 @@ var policies = map[string]func(Config) Policy{
 	NameProbe: func(c Config) Policy { return Probe{Retries: c.Retries} },
 }
 
-// Names lists what a group's `policy` may name: the policies, then the client libraries.
-func Names() []string { return append([]string{NameNaive, NameProbe}, Libraries()...) }
-
-// ProbeMethods lists the requests a probe may send; the first is the default.
-func ProbeMethods() []string { return []string{"ping", "tools/list"} }
-
 // New returns the named policy. For ClientGoSDK it returns nil and no error: that group
 // has no policy (the fleet then runs the Go SDK's client).
 func New(name string, c Config) (Policy, error) {
@@ -109,7 +114,7 @@ func New(name string, c Config) (Policy, error) {
 	}
 	mk, ok := policies[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown policy %q (known: %s)", name, strings.Join(vocab.Policies(), ", "))
 	}
 	return mk(c), nil
 }

@@ -10,17 +10,17 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
-// Protocol versions of the session family that this client speaks.
+// Protocol versions of the session family that this client speaks (named in package vocab,
+// which a workload's `protocol` is checked against).
 const (
-	Protocol20251125 = "2025-11-25"
-	Protocol20250618 = "2025-06-18"
-	Protocol20250326 = "2025-03-26"
+	Protocol20251125 = vocab.Protocol20251125
+	Protocol20250618 = vocab.Protocol20250618
+	Protocol20250326 = vocab.Protocol20250326
 )
-
-// Protocols lists the session-family versions a group may offer; the first is the default.
-func Protocols() []string { return []string{Protocol20251125, Protocol20250618, Protocol20250326} }
 
 // Supported reports whether v is a protocol version this client can speak.
 func Supported(v string) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // Generation is the family of protocol revisions a server speaks.
@@ -32,7 +34,7 @@ func (g Generation) String() string {
 }
 
 // ProtocolStateless is the stateless revision this client speaks.
-const ProtocolStateless = "2026-07-28"
+const ProtocolStateless = vocab.ProtocolStateless
 
 // Negotiated is what Negotiate learnt of a server.
 type Negotiated struct {

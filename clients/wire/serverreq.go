@@ -10,29 +10,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
-// Root is one of the client's roots, as roots/list answers it.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
-}
+// Root is one of the client's roots, as roots/list answers it (a workload's `roots`).
+type Root = vocab.Root
 
 // The requests a server may send its client, as counted in the export.
 const (
 	MethodPing        = "ping"
 	MethodRootsList   = "roots/list"
-	MethodSampling    = "sampling/createMessage"
-	MethodElicitation = "elicitation/create"
+	MethodSampling    = vocab.MethodSampling // a workload may script its answer
+	MethodElicitation = vocab.MethodElicitation
 	methodOther       = "other"
 )
 
 var serverMethods = []string{MethodPing, MethodRootsList, MethodSampling, MethodElicitation, methodOther}
-
-// LogLevels lists the levels logging/setLevel may ask, lowest first.
-func LogLevels() []string {
-	return []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-}
 
 // ServerMethods lists the server-to-client requests the export counts, "other" last.
 func ServerMethods() []string { return slices.Clone(serverMethods) }

@@ -89,7 +89,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mcpchaos: second signal: exiting at once")
 		abandon.Abandon(os.Stderr)
 		if k := procsSecondSignal.Load(); k != nil {
-			k.abandon() // a --procs run: its shards and reference server end first (procs_children.go)
+			k.Abandon() // a --procs run: its shards and reference server end first (package shards)
 		}
 		os.Exit(exitInterrupted)
 	}()

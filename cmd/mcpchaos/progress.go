@@ -21,40 +21,13 @@ import (
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/shards"
 )
 
 // groupStatus is one progress row: a client group's sessions by state and its errors now. It
-// is also the line a shard process writes with --progress json, for the parent of a --procs
-// run to add up.
-type groupStatus struct {
-	Name                string           `json:"name"`
-	Live                int              `json:"live"`
-	Reconnecting        int              `json:"reconnecting"`
-	BelievedLiveButDead int              `json:"believed_live_but_dead"`
-	DeadDetected        int64            `json:"dead_detected"`
-	Misattributed       int64            `json:"misattributed"`
-	Errors              map[string]int64 `json:"errors,omitempty"`
-	// Withheld is why false-live must not be read as a count (results.NotApplicable,
-	// results.EstimateRefuted), "" when it may.
-	Withheld string `json:"withheld,omitempty"`
-}
-
-func (g *groupStatus) add(o groupStatus) {
-	g.Live += o.Live
-	g.Reconnecting += o.Reconnecting
-	g.BelievedLiveButDead += o.BelievedLiveButDead
-	g.DeadDetected += o.DeadDetected
-	g.Misattributed += o.Misattributed
-	if g.Withheld == "" {
-		g.Withheld = o.Withheld
-	}
-	for k, n := range o.Errors {
-		if g.Errors == nil {
-			g.Errors = map[string]int64{}
-		}
-		g.Errors[k] += n
-	}
-}
+// is also the part of the line a shard process writes with --progress json that the parent
+// of a --procs run adds up (package shards).
+type groupStatus = shards.GroupStatus
 
 // rowWidth is the width a progress row must fit: an 80-column terminal.
 const rowWidth = 80
@@ -64,7 +37,7 @@ const rowWidth = 80
 // fit (their total always shows).
 //
 //	naive live 25 rec 0 false-live 25 det 0 misattr 50 err 175 connect:125 reset:50
-func (g *groupStatus) line(nameWidth int) string {
+func statusRow(g *groupStatus, nameWidth int) string {
 	nameWidth = min(nameWidth, 8)
 	name := g.Name
 	if utf8.RuneCountInString(name) > nameWidth {
@@ -79,8 +52,10 @@ func (g *groupStatus) line(nameWidth int) string {
 	case "":
 	case results.NotApplicable:
 		falseLive = "n/a"
-	default:
+	case results.EstimateRefuted:
 		falseLive = "refuted" // the estimate of deaths it counts from was refuted
+	default:
+		falseLive = "withheld" // nothing the server answers can check the estimate (results.ServesAnyID)
 	}
 	s := fmt.Sprintf("%-*s live %s rec %s false-live %s det %s misattr %s err %s", nameWidth, name,
 		short(int64(g.Live)), short(int64(g.Reconnecting)), falseLive,
@@ -118,7 +93,7 @@ func lines(gs []groupStatus) []string {
 	}
 	out := make([]string, len(gs))
 	for i := range gs {
-		out[i] = gs[i].line(w)
+		out[i] = statusRow(&gs[i], w)
 	}
 	return out
 }
@@ -214,34 +189,12 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 	})
 }
 
-// statusLine is one --progress json line, a JSON Lines record written every second:
-//
-//	{"time":"2026-12-02T17:45:10.5Z","elapsed_s":1.5,"groups":[{"name":"naive","live":25,...}]}
-//
-// time is when it was written (UTC), elapsed_s the seconds since the run's start (negative
-// while waiting for --start-at), phase the phase in force, faults every fault in force at some
-// moment since the previous line, groups each group's row (groupStatus). The other lines a run
-// writes to stderr (warnings, problems, the summary's notes) never start with '{'; a --procs
-// parent tells its shards' status lines from them with parseStatus and prefixes the others
-// with the shard's number. docs/commands.md, "Progress".
-type statusLine struct {
-	Time     time.Time     `json:"time"`
-	ElapsedS float64       `json:"elapsed_s"`
-	Phase    string        `json:"phase,omitempty"`  // the workload phase in force
-	Faults   []string      `json:"faults,omitempty"` // the faults in force
-	Groups   []groupStatus `json:"groups"`
-	// Generator is the load generator's own figures of its last second (docs/metrics.md,
-	// "Generator"); absent before the first second or in a --procs parent.
-	Generator *generator.Live `json:"generator,omitempty"`
-}
+// statusLine is one --progress json line, a JSON Lines record written every second
+// (shards.Status says what it holds; docs/commands.md, "Progress").
+type statusLine = shards.Status
 
 // parseStatus reads a --progress json line; ok is false for any other line.
-func parseStatus(line string) (st statusLine, ok bool) {
-	if !strings.HasPrefix(line, `{"time":`) {
-		return st, false
-	}
-	return st, json.Unmarshal([]byte(line), &st) == nil
-}
+func parseStatus(line string) (statusLine, bool) { return shards.ParseStatus(line) }
 
 func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) func() {
 	var latest atomic.Pointer[[]groupStatus]

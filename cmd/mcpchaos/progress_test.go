@@ -20,7 +20,7 @@ func TestProgressRowFits80Columns(t *testing.T) {
 		{Name: "a-very-long-group-name", Live: 123456, Reconnecting: 123456, BelievedLiveButDead: 123456, DeadDetected: 1234567, Misattributed: 1234567,
 			Errors: map[string]int64{"connect": 1234567, "reset": 1234567, "timeout": 1234567, "status": 1234567, "protocol": 1234567}},
 	} {
-		l := g.line(len(g.Name))
+		l := statusRow(&g, len(g.Name))
 		if n := utf8.RuneCountInString(l); n > rowWidth {
 			t.Errorf("%d columns: %q", n, l)
 		}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/loopback"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -182,6 +183,45 @@ func TestRunSilentSubstitution(t *testing.T) {
 	}
 	mustContain(t, strings.Join(exp.Run.Notes, "\n"), "silent substitution")
 	mustContain(t, out, "no client held a cursor", "report_progress")
+}
+
+// The same mode with an event store, as a team that wants resumption configures it: streams
+// carry ids, clients hold cursors and resume, and every replay and every POST is answered as a
+// live session's, whether the session the run estimates dead is dead or not. Nothing the
+// server says can tell a stale event from a live one, so the figures drawn from estimated
+// deaths are withheld with that reason in the summary, the export, the CSV and thresholds;
+// what the server did answer (tool calls) is shown; and the demo, which waits for the TTL,
+// cannot pass: exit 1 with the reason, the same on every run.
+func TestRunServesAnyIDWithheld(t *testing.T) {
+	srv := peers.MCPGoIDsStore(t, peers.Options{SessionTTL: 2e9})
+	out, code, exp := cli(t, "run", "seed-incident-fast", "--target", srv.URL, "--session-ttl", "2s")
+	if code != exitRuntime || exp == nil {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	mustContain(t, out, "the target serves any session id as live", "stale events applied          withheld (server serves any id)",
+		"false-healthy seconds         withheld (server serves any id)")
+	for _, g := range exp.Groups {
+		for _, m := range []string{"false_healthy_seconds", "stale_events_applied", "sessions_dead", "detection_delay"} {
+			if why := exp.Run.WithheldWhy(g.Name, m); why != results.ServesAnyID {
+				t.Errorf("group %s: %s withheld %q, want %q", g.Name, m, why, results.ServesAnyID)
+			}
+		}
+		if g.Counters["tool_calls_ok"] == 0 {
+			t.Errorf("group %s: no tool call measured: %v", g.Name, g.Counters)
+		}
+	}
+	th, err := gate.ParseThreshold("probe.false_healthy_seconds <= 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results.JudgeThreshold(th, exp); r.Pass || !strings.Contains(r.Actual, results.ServesAnyID) {
+		t.Errorf("a threshold on a withheld figure was judged: %+v", r)
+	}
+	var csvOut bytes.Buffer
+	if err := results.WriteCSV(&csvOut, exp); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, csvOut.String(), "probe,probe,false_healthy_seconds,,s,"+results.ServesAnyID)
 }
 
 // A tool the server does not offer, named in the user's workload, is an error at its line

@@ -360,11 +360,14 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 			return err
 		}
 		results.WriteRelease(stdout, exp)
-		if len(problems) > 0 {
+		if len(problems) > 0 || len(exp.Run.Findings) > 0 {
 			fmt.Fprintf(stdout, "\n")
 		}
 		for _, p := range problems {
 			fmt.Fprintf(stdout, "problem: %s\n", p)
+		}
+		for _, f := range exp.Run.Findings {
+			fmt.Fprintf(stdout, "finding: %s\n", f)
 		}
 		writeSteady(stdout, exp)
 		writeGeneratorWarning(stdout, exp)

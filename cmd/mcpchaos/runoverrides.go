@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/inspect"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // groupFlags tell every group of any workload, built-in or not, what the server needs: the
@@ -61,8 +61,8 @@ func (gf *groupFlags) options() ([]engine.PlanOption, error) {
 		}
 	}
 	if gf.set("probe") {
-		if !slices.Contains(policy.ProbeMethods(), gf.probe) {
-			return nil, usagef("--probe %q: want one of %s", gf.probe, strings.Join(policy.ProbeMethods(), ", "))
+		if !slices.Contains(vocab.ProbeMethods(), gf.probe) {
+			return nil, usagef("--probe %q: want one of %s", gf.probe, strings.Join(vocab.ProbeMethods(), ", "))
 		}
 		o.Probe = gf.probe
 	}

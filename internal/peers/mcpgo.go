@@ -59,6 +59,14 @@ func MCPGoIDs(t testing.TB, o Options) *Server {
 	return mcpGo(t, "mcp-go-ids", o)
 }
 
+// MCPGoIDsStore is MCPGoIDs with mcp-go's in-memory event store: ids still never checked,
+// but its streams carry event ids and a GET with Last-Event-ID replays, so a client holds
+// cursors and resumes. A swept session's events are purged; its id is served on as new.
+func MCPGoIDsStore(t testing.TB, o Options) *Server {
+	t.Helper()
+	return mcpGo(t, "mcp-go-ids-store", o)
+}
+
 // MCPGoHeartbeat is MCPGoIDs with mcp-go's heartbeat: a ping request on each session's GET
 // stream every mcpgopeer.HeartbeatInterval (100 ms), a keepalive a client must answer.
 func MCPGoHeartbeat(t testing.TB, o Options) *Server {

@@ -26,7 +26,7 @@ import (
 )
 
 // Modes are the regimes a peer can be started in, by name.
-var Modes = []string{"mcp-go", "mcp-go-retained", "mcp-go-stateless", "mcp-go-ids", "mcp-go-heartbeat", "mcp-go-sorted-store"}
+var Modes = []string{"mcp-go", "mcp-go-retained", "mcp-go-stateless", "mcp-go-ids", "mcp-go-ids-store", "mcp-go-heartbeat", "mcp-go-sorted-store"}
 
 // HeartbeatInterval is how often mcp-go-heartbeat pings each session on its GET stream.
 const HeartbeatInterval = 100 * time.Millisecond
@@ -43,6 +43,8 @@ const DeadPath = "/mcpchaos/dead"
 //	mcp-go-retained      as mcp-go, but the event log outlives its sessions (the seed's regime)
 //	mcp-go-stateless     WithStateLess(true): no session ids at all
 //	mcp-go-ids           the default mode: ids handed out, never checked (silent substitution)
+//	mcp-go-ids-store     as mcp-go-ids, with mcp-go's in-memory event store (a team that wants
+//	                     resumption adds one and leaves the id manager alone)
 //	mcp-go-heartbeat     as mcp-go-ids, with a ping on each GET stream every HeartbeatInterval
 //	mcp-go-sorted-store  stateful, idle TTL ttl, one event store for all sessions that replays
 //	                     by ids sorted as strings (sortedStore), and only the burst tool
@@ -67,6 +69,9 @@ func Handler(mode string, ttl, notify time.Duration) (h http.Handler, stop func(
 		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithStateLess(true), quiet)
 	case "mcp-go-ids":
 		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithSessionIdleTTL(ttl), quiet)
+	case "mcp-go-ids-store":
+		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithEventStore(mcpgoserver.NewInMemoryEventStore()),
+			mcpgoserver.WithSessionIdleTTL(ttl), quiet)
 	case "mcp-go-heartbeat":
 		mcp = mcpgoserver.NewStreamableHTTPServer(s, mcpgoserver.WithHeartbeatInterval(HeartbeatInterval),
 			mcpgoserver.WithSessionIdleTTL(ttl), quiet)

@@ -1,4 +1,4 @@
-package steady
+package vocab
 
 import (
 	"fmt"
@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Tolerance is the range a probe's value must stay in, written as
+// Tolerance is the range a steady-state probe's value must stay in (a probe's `tolerance`; a
+// compare's tolerances are package gate's), written as
 //
 //	value OP NUMBER         OP one of < <= == != >= >   (e.g. value <= 5, value == 0)
 //	within N% of before     relative to the probe's own value before the faults

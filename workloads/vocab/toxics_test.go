@@ -1,4 +1,4 @@
-package faults
+package vocab
 
 import (
 	"errors"
@@ -7,13 +7,13 @@ import (
 	"testing"
 )
 
-func TestTypesAreAllValidatable(t *testing.T) {
+func TestToxicsAreAllValidatable(t *testing.T) {
 	want := []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", "down"}
-	if got := Types(); !slices.Equal(got, want) {
-		t.Fatalf("Types() = %v, want %v", got, want)
+	if got := Toxics(); !slices.Equal(got, want) {
+		t.Fatalf("Toxics() = %v, want %v", got, want)
 	}
-	Types()[0] = "mutated"
-	if Types()[0] != "idle_timeout" {
+	Toxics()[0] = "mutated"
+	if Toxics()[0] != "idle_timeout" {
 		t.Fatal("Types returned its internal slice")
 	}
 }
@@ -71,12 +71,12 @@ func TestValidateToxic(t *testing.T) {
 				}
 				return
 			}
-			var ae *AttrError
+			var ae *ToxicAttrError
 			if !errors.As(err, &ae) {
-				t.Fatalf("ValidateToxic(%q, %v) = %v, want *AttrError", tt.typ, tt.attrs, err)
+				t.Fatalf("ValidateToxic(%q, %v) = %v, want *ToxicAttrError", tt.typ, tt.attrs, err)
 			}
 			if ae.Attr != tt.badAttr || !strings.Contains(ae.Msg, tt.msgHas) {
-				t.Fatalf("got AttrError{%q, %q}, want attr %q and a message containing %q", ae.Attr, ae.Msg, tt.badAttr, tt.msgHas)
+				t.Fatalf("got ToxicAttrError{%q, %q}, want attr %q and a message containing %q", ae.Attr, ae.Msg, tt.badAttr, tt.msgHas)
 			}
 		})
 	}
@@ -85,9 +85,9 @@ func TestValidateToxic(t *testing.T) {
 func TestValidateToxicUnknownType(t *testing.T) {
 	for _, typ := range []string{"", "noop", "slow_close", "Latency", "idle-timeout"} {
 		err := ValidateToxic(typ, nil)
-		var ue *UnknownTypeError
+		var ue *UnknownToxicError
 		if !errors.As(err, &ue) || ue.Type != typ {
-			t.Fatalf("ValidateToxic(%q) = %v, want *UnknownTypeError", typ, err)
+			t.Fatalf("ValidateToxic(%q) = %v, want *UnknownToxicError", typ, err)
 		}
 		if !strings.Contains(err.Error(), "idle_timeout, latency") {
 			t.Fatalf("error %q does not list the known types", err)

@@ -1,4 +1,4 @@
-package policy
+package vocab
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 )
 
 // The client kinds that run a real MCP client library instead of a policy of ours. Each is
-// driven by the application loop of fleet/driver_lib.go around the library's own session; what
+// driven by the application loop of clients/fleet around the library's own session; what
 // happens after a drop is the library's doing.
 const (
 	ClientMCPGo    = "mcpgo"     // github.com/mark3labs/mcp-go's client, in process (fleet/driver_mcpgo.go)

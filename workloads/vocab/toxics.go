@@ -1,4 +1,4 @@
-package faults
+package vocab
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// TypeDown is the fault that takes a whole proxy away for its window: the
+// ToxicDown is the fault that takes a whole proxy away for its window: the
 // listener is closed and open connections are cut, like a proxy restart or an
 // outage; afterwards the proxy listens again on the same address.
-const TypeDown = "down"
+const ToxicDown = "down"
 
 // attrSpec describes one integer attribute of a fault type.
 type attrSpec struct {
@@ -56,47 +56,47 @@ var faultTypes = map[string][]attrSpec{
 		{name: "delay", unit: "microseconds", example: 10, max: maxMicros},
 	},
 	"limit_data": {required(attrSpec{name: "bytes", unit: "bytes", example: 4096, max: math.MaxInt64}, 0)},
-	TypeDown:     {},
+	ToxicDown:    {},
 }
 
-// typeOrder is the documented order of Types.
-var typeOrder = []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", TypeDown}
+// typeOrder is the documented order of Toxics.
+var typeOrder = []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", ToxicDown}
 
-// Types lists the fault types a workload may name: "idle_timeout", "latency",
+// Toxics lists the fault types a workload may name: "idle_timeout", "latency",
 // "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", and "down".
-func Types() []string {
+func Toxics() []string {
 	return append([]string(nil), typeOrder...)
 }
 
-// UnknownTypeError reports a fault type that is not one of Types.
-type UnknownTypeError struct {
+// UnknownToxicError reports a fault type that is not one of Toxics.
+type UnknownToxicError struct {
 	Type string
 }
 
-func (e *UnknownTypeError) Error() string {
+func (e *UnknownToxicError) Error() string {
 	return fmt.Sprintf("unknown fault type %q: use one of %s", e.Type, strings.Join(typeOrder, ", "))
 }
 
-// AttrError reports a fault attribute that is unknown, missing or has a bad
+// ToxicAttrError reports a fault attribute that is unknown, missing or has a bad
 // value. Msg says what is wrong and what to do about it.
-type AttrError struct {
+type ToxicAttrError struct {
 	Attr string
 	Msg  string
 }
 
-func (e *AttrError) Error() string {
+func (e *ToxicAttrError) Error() string {
 	return fmt.Sprintf("attribute %q: %s", e.Attr, e.Msg)
 }
 
 // ValidateToxic checks a fault's type and attributes before anything starts.
 // Attribute values are decoded YAML or JSON numbers (any Go integer type, or
-// a float64 with an integral value). It returns *UnknownTypeError or
-// *AttrError; with several problems it reports unknown attributes first, then
+// a float64 with an integral value). It returns *UnknownToxicError or
+// *ToxicAttrError; with several problems it reports unknown attributes first, then
 // the first bad or missing attribute in documented order.
 func ValidateToxic(typ string, attrs map[string]any) error {
 	specs, ok := faultTypes[typ]
 	if !ok {
-		return &UnknownTypeError{Type: typ}
+		return &UnknownToxicError{Type: typ}
 	}
 	names := make([]string, 0, len(attrs))
 	for name := range attrs {
@@ -105,7 +105,7 @@ func ValidateToxic(typ string, attrs map[string]any) error {
 	sort.Strings(names)
 	for _, name := range names {
 		if specFor(specs, name) == nil {
-			return &AttrError{Attr: name, Msg: unknownAttrMsg(typ, specs)}
+			return &ToxicAttrError{Attr: name, Msg: unknownAttrMsg(typ, specs)}
 		}
 	}
 	values := make(map[string]int64, len(specs))
@@ -113,21 +113,21 @@ func ValidateToxic(typ string, attrs map[string]any) error {
 		raw, present := attrs[s.name]
 		if !present {
 			if s.required {
-				return &AttrError{Attr: s.name, Msg: fmt.Sprintf("is required for %s: %s", typ, s.want())}
+				return &ToxicAttrError{Attr: s.name, Msg: fmt.Sprintf("is required for %s: %s", typ, s.want())}
 			}
 			continue
 		}
-		v, ok := integral(raw)
+		v, ok := Integer(raw)
 		if !ok || v < s.min {
-			return &AttrError{Attr: s.name, Msg: fmt.Sprintf("got %s; %s", describe(raw), s.want())}
+			return &ToxicAttrError{Attr: s.name, Msg: fmt.Sprintf("got %s; %s", describe(raw), s.want())}
 		}
 		if v > s.max {
-			return &AttrError{Attr: s.name, Msg: fmt.Sprintf("got %d; must be at most %d %s", v, s.max, s.unit)}
+			return &ToxicAttrError{Attr: s.name, Msg: fmt.Sprintf("got %d; must be at most %d %s", v, s.max, s.unit)}
 		}
 		values[s.name] = v
 	}
 	if typ == "slicer" && values["size_variation"] >= values["average_size"] {
-		return &AttrError{Attr: "size_variation", Msg: fmt.Sprintf(
+		return &ToxicAttrError{Attr: "size_variation", Msg: fmt.Sprintf(
 			"got %d; must be smaller than average_size (%d), e.g. half of it", values["size_variation"], values["average_size"])}
 	}
 	return nil
@@ -165,8 +165,8 @@ func (s attrSpec) want() string {
 	return fmt.Sprintf("must be %s %s, e.g. %d", kind, number, s.example)
 }
 
-// integral returns v as an int64 if it is an integer-valued number.
-func integral(v any) (int64, bool) {
+// Integer returns an attribute's value v as an int64 if it is an integer-valued number.
+func Integer(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int:
 		return int64(n), true

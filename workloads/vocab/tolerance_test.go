@@ -1,4 +1,4 @@
-package steady
+package vocab
 
 import (
 	"strings"
