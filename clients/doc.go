@@ -21,9 +21,10 @@
 //     spoken to over JSON lines, and ended by its handle (worker.go). It knows no fleet.
 //
 // Arrows run one way: fleet uses wire, policy, truth and tsworker; those use none of each
-// other. None of them imports workloads, faults, results, the engine or the reference
-// server. The names a workload may use (policies, libraries and their options, probe methods,
-// protocol versions, log levels, the reference server's tools) are a workload file's words,
-// defined in package vocab (workloads/vocab), which wire and policy take theirs from and which
-// imports nothing of theirs: reading a workload needs none of clients.
+// other (tsworker only policy's kind names). None of them imports workloads, faults, results,
+// the engine or the reference server. The names a workload may use (policies, libraries and
+// their options, probe methods, protocol versions, log levels, the reference server's tools)
+// are a workload file's words, defined in package vocab (workloads/vocab), which wire and
+// policy take theirs from and which imports nothing of theirs: reading a workload needs none
+// of clients.
 package clients

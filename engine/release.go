@@ -50,7 +50,7 @@ func (r *runner) prepareActions() error {
 		if f.Action == nil {
 			continue
 		}
-		a, err := buildAction(f, r.secrets)
+		a, err := buildAction(f, r.secrets, r.groups)
 		if err != nil {
 			return &ConfigError{Err: err}
 		}
@@ -67,7 +67,7 @@ func (r *runner) prepareActions() error {
 	return nil
 }
 
-func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, error) {
+func buildAction(f workloads.Fault, runSecrets *redact.Set, groups *faults.Groups) (faults.Action, error) {
 	a := f.Action
 	switch a.Kind {
 	case workloads.ActionRestart:
@@ -77,7 +77,7 @@ func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, erro
 	case workloads.ActionScale:
 		return faults.Scale{Name: f.Name, Replicas: a.Replicas}, nil
 	case workloads.ActionWaitFor:
-		return waitFor(a.WaitFor), nil
+		return waitFor(a.WaitFor, groups), nil
 	case workloads.ActionExec:
 		env, secrets, err := a.ExpandEnv(os.LookupEnv)
 		if err != nil {
@@ -86,18 +86,18 @@ func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, erro
 		set := redact.New(append(secrets, runSecrets.Secrets()...)...)
 		e := faults.Exec{
 			Command: a.Command, Args: a.Args, Env: env, Timeout: a.Timeout, MaxOutput: a.MaxOutput,
-			Redact: set.Bytes,
+			Redact: set.Bytes, Groups: groups,
 		}
 		if a.WaitFor != nil {
-			e.WaitFor = waitFor(a.WaitFor)
+			e.WaitFor = waitFor(a.WaitFor, groups)
 		}
 		return e, nil
 	}
 	return nil, fmt.Errorf("%s: unknown action %q", f.Where, a.Kind)
 }
 
-func waitFor(w *workloads.WaitFor) *faults.WaitFor {
-	return &faults.WaitFor{URL: w.URL, Command: w.Command, Timeout: w.Timeout, Interval: w.Interval}
+func waitFor(w *workloads.WaitFor, groups *faults.Groups) *faults.WaitFor {
+	return &faults.WaitFor{URL: w.URL, Command: w.Command, Timeout: w.Timeout, Interval: w.Interval, Groups: groups}
 }
 
 // runActions carries out the actions from start until ctx ends; the first failure is returned.

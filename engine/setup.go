@@ -21,6 +21,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // targetInfo is what setUp learnt about the target, for the export.
@@ -173,7 +174,12 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	} else if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
 	}
-	return conn, truth.NewEstimated(t.SessionTTL), nil
+	est := truth.NewEstimated(t.SessionTTL)
+	if t.TTLMode == vocab.TTLAbsolute && t.SessionTTL > 0 {
+		est.Regime.AbsoluteTTL = true
+		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf("the target declares ttl_mode: absolute: each session's death is estimated %s after its first success (initialize), however active it was", t.SessionTTL))
+	}
+	return conn, est, nil
 }
 
 // startInjector starts embedded Toxiproxy, or connects to the workload's toxiproxy-server and
@@ -351,6 +357,9 @@ func (r *runner) describeTarget(run *results.Run) {
 		if r.servesAnyID() {
 			run.Withhold(f.Name(), results.ServesAnyID, estimateDerived...)
 		}
+		if line := absoluteHint(f.Name(), f.Report().DeathTimes[truth.DeathObserved], r.w.Target); line != "" {
+			run.Notes = append(run.Notes, line)
+		}
 		if n := f.Report().EstimateRefuted; n > 0 {
 			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)
 		}
@@ -408,6 +417,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		Retention:           b.Retention,
 		RetentionEvents:     b.RetentionEvents,
 		GetValidation:       refserver.GetValidation(b.GetValidation),
+		TTLMode:             b.TTLMode,
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,
@@ -418,4 +428,16 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		MaxSessions:         b.MaxSessions,
 		Leak:                b.Leak,
 	}
+}
+
+// absoluteHint says, for a target by URL whose TTL is estimated as sliding, that the group
+// saw sessions answered dead before the TTL from their last success: a server that ends
+// sessions a fixed time after initialize, however active, shows so (as may a restart or a
+// DELETE of the server's own). "" when there is nothing to say.
+func absoluteHint(group string, observed int64, t workloads.Target) string {
+	if observed == 0 || t.URL == "" || t.SessionTTL <= 0 || t.TTLMode == vocab.TTLAbsolute {
+		return ""
+	}
+	return fmt.Sprintf("group %s: %d sessions were answered dead before the declared session_ttl (%s) from their last success had passed: the server may end sessions a fixed time after initialize however active they are (declare ttl_mode: absolute beside session_ttl; inspect --ttl tells), or ended them itself (a restart, its own DELETE)",
+		group, observed, t.SessionTTL)
 }

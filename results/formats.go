@@ -48,9 +48,30 @@ func WriteCSV(w io.Writer, e *Export) error {
 				return err
 			}
 		}
+		if err := writeCausesCSV(cw, g); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeCausesCSV adds a group's error causes (causes.go) as rows of their own.
+func writeCausesCSV(cw *csv.Writer, g *Group) error {
+	c := g.Causes
+	if c == nil {
+		return nil
+	}
+	for _, r := range []struct {
+		name string
+		v    int64
+	}{{"own_errors", c.OwnErrors}, {"own_errors_while_starved", c.OwnWhileStarved}, {"own_errors_limits", c.OwnLimits},
+		{"server_errors", c.ServerErrors}, {"calls_late", c.CallsLate}, {"skipped_while_starved", c.SkippedWhileStarved}} {
+		if err := cw.Write([]string{g.Name, g.Policy, "causes." + r.name, strconv.FormatInt(r.v, 10), "count", ""}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func csvNumber(u gate.Unit, v float64) string {

@@ -209,7 +209,7 @@ func (c *Client) probe(h *held) policy.ProbeResult {
 		}
 	}
 	if err != nil && h.ctx.Err() == nil {
-		c.f.rec.Error(wire.Kind(err))
+		wire.Count(c.f.rec, err)
 	}
 	c.account(h, sent, r.Status, false)
 	return r

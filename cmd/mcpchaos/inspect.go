@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // inspectHelp is the command's help, beside the function that builds it.
@@ -64,6 +66,9 @@ func newInspectCmd() *cobra.Command {
 			if o.ToolArgs, err = parseToolArgs(o.Tool, toolArgs); err != nil {
 				return err
 			}
+			if !wire.Supported(o.Protocol) && o.Protocol != wire.ProtocolStateless {
+				return usagef("--protocol %q: want a session-family version (%s) or the stateless revision %s", o.Protocol, strings.Join(vocab.Protocols(), ", "), wire.ProtocolStateless)
+			}
 			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
 				return usagef("--ttl, --idle and --timeout must not be negative")
 			}
@@ -93,7 +98,7 @@ func newInspectCmd() *cobra.Command {
 	f.DurationVar(&o.TTL, "ttl", 0, "the server's session TTL: wait past it to see a TTL death and whether an open stream holds a session")
 	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")
-	f.StringVar(&o.Protocol, "protocol", wire.Protocol20251125, "the session-family protocol version to offer")
+	f.StringVar(&o.Protocol, "protocol", wire.Protocol20251125, "the protocol version to inspect in: a session-family version, or 2026-07-28 for the stateless revision (the table lists every era the server speaks either way)")
 	f.StringVar(&o.Tool, "tool", "", "the tool to call (with a progress token) for event ids; default: up to three picked from tools/list")
 	f.StringVar(&toolArgs, "tool-args", "", "the --tool's arguments as a JSON object; default: a minimal valid instance of its inputSchema")
 	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)

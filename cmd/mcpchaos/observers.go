@@ -6,12 +6,14 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/metrics/prom"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -82,13 +84,13 @@ func viewStatus(v *engine.View) statusSource {
 	}
 }
 
-// metricsObserver serves the run's live numbers at --metrics-addr (metrics.Serve) while the
+// metricsObserver serves the run's live numbers at --metrics-addr (prom.Serve) while the
 // run goes on; after it, the final numbers until a scrape has read them or --metrics-linger
 // has passed (linger, called once the export is written).
 type metricsObserver struct {
 	addr     string
 	stderr   io.Writer
-	lm       *metrics.Endpoint
+	lm       *prom.Endpoint
 	finished atomic.Bool // read by scrapes: mcpchaos_run_finished
 }
 
@@ -97,12 +99,12 @@ func (m *metricsObserver) Start(v *engine.View) error {
 	if v.Shard != nil {
 		labels["shard"] = strconv.Itoa(v.Shard.Index)
 	}
-	lm, err := metrics.Serve(m.addr, labels,
-		metrics.NewCollector(v.Recorders(), v.Believed),
-		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
-			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
+	lm, err := prom.Serve(m.addr, labels,
+		prom.NewCollector(v.Recorders(), v.Believed),
+		prom.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() prom.RunState {
+			return prom.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
 		}),
-		metrics.NewGeneratorCollector(func() metrics.GeneratorState { return generatorState(v) }))
+		prom.NewGeneratorCollector(func() prom.GeneratorState { return generatorState(v) }))
 	if err != nil {
 		return fmt.Errorf("--metrics-addr %s: %w", m.addr, err)
 	}
@@ -119,7 +121,7 @@ func (m *metricsObserver) Stop(*engine.View, time.Time) {
 	}
 }
 
-// linger serves the final numbers for a while (see metrics.Endpoint.Linger), then closes.
+// linger serves the final numbers for a while (see prom.Endpoint.Linger), then closes.
 func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io.Writer) {
 	if m == nil || m.lm == nil {
 		return
@@ -134,12 +136,12 @@ func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io
 
 // generatorState is the generator's last window for the live endpoint (zero before the first
 // window closed, or in a view without a generator).
-func generatorState(v *engine.View) metrics.GeneratorState {
+func generatorState(v *engine.View) prom.GeneratorState {
 	if v.Generator == nil {
-		return metrics.GeneratorState{}
+		return prom.GeneratorState{}
 	}
 	l := v.Generator()
-	return metrics.GeneratorState{
+	return prom.GeneratorState{
 		TimerLagP99S: l.TimerLagP99 / 1e6, SchedP99S: l.SchedP99 / 1e6, CPUShare: l.CPUShare,
 		CPUWaitShare: l.CPUWaitShare, GCPauseS: l.GCPause / 1e6, Starved: l.Starved, StarvedTotalS: l.StarvedS,
 	}
@@ -159,12 +161,62 @@ func writeGeneratorWarning(w io.Writer, exp *results.Export) {
 
 // checkMetricsAddr checks --metrics-addr: HOST:PORT, on loopback unless public.
 func checkMetricsAddr(addr string, public bool) error {
+	return checkListenAddr("--metrics-addr", addr, "127.0.0.1:9464", public, "pass --metrics-public to serve the metrics there")
+}
+
+// checkListenAddr checks a listen address given by flag: HOST:PORT (example shows one), on
+// loopback unless public; notPublic says how to listen elsewhere.
+func checkListenAddr(flag, addr, example string, public bool, notPublic string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return usagef("--metrics-addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:9464)", addr, err)
+		return usagef("%s %q: %v (want HOST:PORT, e.g. %s)", flag, addr, err, example)
 	}
 	if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-		return usagef("--metrics-addr %q is not a loopback address; pass --metrics-public to serve the metrics there", addr)
+		return usagef("%s %q is not a loopback address; %s", flag, addr, notPublic)
 	}
 	return nil
+}
+
+// writeIncomplete heads the summary of a run that did not measure the server, with why: its
+// load generator starved for most of its time, or most of its transport errors its own
+// (docs/metrics.md, "Whose errors"). These are the summary's first lines, not a footnote.
+func writeIncomplete(w io.Writer, exp *results.Export) {
+	if g := exp.Generator; g.MostlyStarved() {
+		shards := ""
+		if g.Shards > 0 {
+			shards = fmt.Sprintf(" (%d of %d shards starved)", g.StarvedShards, g.Shards)
+		}
+		late := ""
+		if c := exp.Overall.Causes; c != nil {
+			late = fmt.Sprintf("; %d calls began over 1s late, %d turns were skipped and %d timeouts came while it was starved", c.CallsLate, c.SkippedWhileStarved, c.OwnWhileStarved)
+		}
+		fmt.Fprintf(w, "STARVED: the load generator was %s%s%s: its timing figures are the machine's running it as much as the server's\n", g.Why(), shards, late)
+		if why := exp.LateWhy(); why != "" {
+			fmt.Fprintf(w, "LATE: %s\n", why)
+		}
+	}
+	if why := exp.OwnErrorsWhy(); why != "" {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
+	}
+}
+
+// incompleteErr is the error of a run that did not measure the server (exit 1): most of its
+// transport errors its own or, for a --procs run (procs: true), its shards starved for most of
+// the run by the plan it ran on this machine so that its calls could not keep their schedule.
+// A starved run whose calls kept it stays complete: its headline says STARVED and compare
+// calls its timing inconclusive.
+func incompleteErr(exp *results.Export, procs bool) error {
+	var why []string
+	if g := exp.Generator; procs && g.MostlyStarved() {
+		if late := exp.LateWhy(); late != "" {
+			why = append(why, "the load generator was "+g.Why()+" and "+late+"; run fewer --procs or fewer clients on this machine, or shard across machines")
+		}
+	}
+	if w := exp.OwnErrorsWhy(); w != "" {
+		why = append(why, w)
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("incomplete: %s", strings.Join(why, "; "))
 }

@@ -42,12 +42,11 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return usagef("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
+			if !cmd.Flags().Changed("max-sessions") && cfg.MaxSessions == 0 {
+				cfg.MaxSessions = defaultServeSessions // --from a workload without max_sessions too
 			}
-			if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-				return usagef("--addr %q is not a loopback address; pass --public to listen there", addr)
+			if err := checkListenAddr("--addr", addr, "127.0.0.1:8080", public, "pass --public to listen there"); err != nil {
+				return err
 			}
 			cfg = cfg.WithDefaults()
 			if err := cfg.Validate(); err != nil {
@@ -95,11 +94,16 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&topo.Replicas, "replicas", 1, "replicas behind the embedded session-affinity router")
 	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
 	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
-	f.IntVar(&cfg.MaxSessions, "max-sessions", 0, "sessions held at most; initialize answers 503 beyond (0: no cap)")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", defaultServeSessions, "sessions held at most; initialize answers 503 beyond (0: no cap)")
 	f.BoolVar(&cfg.Leak, "leak", false, "never reclaim a dead session (a server that leaks): sessions held only grow")
 	f.StringVar(&mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
 	return cmd
 }
+
+// defaultServeSessions caps the sessions a standalone server holds unless told otherwise, as a
+// real server's connection and session limits do: without one, anything pointed at it (a
+// client that never ends its sessions) grows it without bound (issue 30: 20,000 held).
+const defaultServeSessions = 10_000
 
 // serveSettings is the server's regime: the flags, or with --from a workload's target.builtin
 // with the flags given explicitly laid over it.

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -53,11 +52,8 @@ func Merge(parts []results.Part, opts Options) (*results.Export, error) {
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
 	e.SteadyState, e.Rollbacks = mergeSteady(parts, e.Run.Start) // steady_merge.go
-	var gens []*generator.Report
-	for _, p := range parts {
-		gens = append(gens, p.Export.Generator)
-	}
-	e.Generator = generator.Combine(gens)
+	e.Generator = mergeGenerator(parts, e)                       // merge_generator.go
+	e.Attribute()                                                // whose errors: on the merged timeline and starved windows
 	var note string
 	if e.Topology, note = mergeTopology(parts); note != "" {
 		e.Run.Notes = append(e.Run.Notes, note)
@@ -208,6 +204,11 @@ func mergeRun(parts []results.Part) results.Run {
 				r.Notes = append(r.Notes, n)
 			}
 		}
+		for _, f := range s.Findings { // a finding of any shard is the run's
+			if !slices.Contains(r.Findings, f) {
+				r.Findings = append(r.Findings, f)
+			}
+		}
 		r.NotObservable = mergeNotObservable(r.NotObservable, s.NotObservable)
 		r.Libraries = mergeLibraries(r.Libraries, s.Libraries)
 		r.SessionLeak = mergeSessionLeak(r.SessionLeak, s.Shard.Index, s.SessionLeak) // sessionleak.go
@@ -285,12 +286,13 @@ func mergePhases(parts []results.Part, start time.Time) []results.PhaseAt {
 	for _, ph := range first.Export.Phases {
 		ph.StartS += shift
 		ph.EndS += shift
-		ph.Turns, ph.CallsNotMade = nil, nil
+		ph.Turns, ph.CallsNotMade, ph.CallsNotStarted = nil, nil, nil
 		for _, p := range parts { // every shard's turns in the phase of that name
 			for _, sp := range p.Export.Phases {
 				if sp.Phase == ph.Phase {
 					ph.Turns = results.AddCounts(ph.Turns, sp.Turns)
 					ph.CallsNotMade = results.AddCounts(ph.CallsNotMade, sp.CallsNotMade)
+					ph.CallsNotStarted = results.AddCounts(ph.CallsNotStarted, sp.CallsNotStarted)
 				}
 			}
 		}

@@ -1,4 +1,4 @@
-package metrics
+package prom
 
 import (
 	"context"
@@ -7,18 +7,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 func TestLiveMetrics(t *testing.T) {
-	naive := NewRecorder("naive", "naive", 3)
-	naive.Add(MisattributedErrors, 7)
-	naive.Error(ErrReset)
-	naive.Enter(StateLive)
+	naive := metrics.NewRecorder("naive", "naive", 3)
+	naive.Add(metrics.MisattributedErrors, 7)
+	naive.Error(metrics.ErrReset)
+	naive.Enter(metrics.StateLive)
 	naive.AddFalseHealthy(1500 * time.Millisecond)
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond} {
-		naive.Record(ToolCallLatency, 0, d)
+		naive.Record(metrics.ToolCallLatency, 0, d)
 	}
-	lm, err := Serve("127.0.0.1:0", map[string]string{"workload": "w"}, NewCollector([]*Recorder{naive}, func(int) int64 { return 2 }))
+	lm, err := Serve("127.0.0.1:0", map[string]string{"workload": "w"}, NewCollector([]*metrics.Recorder{naive}, func(int) int64 { return 2 }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +62,8 @@ func scrape(t *testing.T, addr string) string {
 // After the run the endpoint serves the final numbers until one scrape has read them (or the
 // linger time passes), then closes.
 func TestLiveMetricsLinger(t *testing.T) {
-	rec := NewRecorder("naive", "naive", 1)
-	lm, err := Serve("127.0.0.1:0", nil, NewCollector([]*Recorder{rec}, nil))
+	rec := metrics.NewRecorder("naive", "naive", 1)
+	lm, err := Serve("127.0.0.1:0", nil, NewCollector([]*metrics.Recorder{rec}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func TestLiveMetricsLinger(t *testing.T) {
 		_ = lm.Linger(context.Background(), time.Hour) // only the final scrape ends it
 		close(done)
 	}()
-	rec.Add(MisattributedErrors, 3) // a late count, there for the final scrape
+	rec.Add(metrics.MisattributedErrors, 3) // a late count, there for the final scrape
 	if text := scrape(t, lm.Addr()); !strings.Contains(text, `mcpchaos_misattributed_errors_total{group="naive",policy="naive"} 3`) {
 		t.Errorf("the final scrape lacks the final count:\n%s", text)
 	}
