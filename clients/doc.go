@@ -16,8 +16,9 @@
 //     a package: each moves its client's state and counts into the fleet's per-client
 //     accounting (sessions, deaths, retries against the dead, turns not made), which a
 //     package of drivers could reach only through some forty exports of it;
-//   - tsworker: not Go: the node worker that holds the TypeScript SDKs' clients for fleet
-//     (worker.mjs, locked by package-lock.json; npm ci there).
+//   - tsworker: the node worker that holds the TypeScript SDKs' clients for fleet (worker.mjs,
+//     locked by package-lock.json), embedded in the binary, and where its libraries are
+//     (Locate) or go (Install: `mcpchaos setup ts-libraries`).
 //
 // Arrows run one way: fleet uses wire, policy and truth; wire, policy and truth use none of
 // each other. None of them imports workloads, faults, results, the engine or the reference

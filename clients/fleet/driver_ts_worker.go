@@ -7,18 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 )
 
-// A tsWorker is one node process (clients/tsworker/worker.mjs) holding up to
+// A tsWorker is one node process (package tsworker's worker.mjs) holding up to
 // TSClientsPerWorker clients of one TypeScript library, driven over JSON lines on its stdin
 // and stdout. It is started with the group's first session, watched (a worker that exits
 // while the run goes on is a problem of the run, and its clients' calls fail at once rather
@@ -80,47 +78,35 @@ type tsWorker struct {
 	exitErr error
 }
 
-// TSWorkerDir is the directory of worker.mjs and its node_modules (npm ci there): beside this
-// source file in a checkout, or $MCPCHAOS_TS_WORKER_DIR.
-func TSWorkerDir() string {
-	if d := os.Getenv("MCPCHAOS_TS_WORKER_DIR"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "tsworker")
-}
-
-// CheckTSWorker says what is missing to run a TypeScript library kind, or nil.
+// CheckTSWorker says what is missing to run a TypeScript library kind, or nil: node, or the
+// libraries (package tsworker finds them, and says what to run when it cannot).
 func CheckTSWorker(kind string) error {
-	if _, err := exec.LookPath("node"); err != nil {
-		return fmt.Errorf("policy %s runs the TypeScript library under node, and node is not installed (apt-get install nodejs)", kind)
-	}
-	pkg := "sdk"
-	if kind == policy.ClientTSClient {
-		pkg = "client"
-	}
-	dir := TSWorkerDir()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
-		return fmt.Errorf("policy %s: the TypeScript library is not installed: run `npm ci` in %s (or set MCPCHAOS_TS_WORKER_DIR)", kind, dir)
+	if _, err := tsworker.Locate(tsLibrary(kind)); err != nil {
+		return fmt.Errorf("policy %s runs the TypeScript library under node: %w", kind, err)
 	}
 	return nil
 }
 
+// tsLibrary is the worker's --library for kind.
+func tsLibrary(kind string) string {
+	if kind == policy.ClientTSClient {
+		return "client"
+	}
+	return "sdk"
+}
+
 // startTSWorker starts a node worker of kind's library and waits for its hello.
 func startTSWorker(ctx context.Context, kind string) (*tsWorker, error) {
-	if err := CheckTSWorker(kind); err != nil {
-		return nil, err
+	lib := tsLibrary(kind)
+	dir, err := tsworker.Locate(lib) // the binary's own script, written beside the libraries
+	if err != nil {
+		return nil, fmt.Errorf("policy %s runs the TypeScript library under node: %w", kind, err)
 	}
-	lib := "sdk"
-	if kind == policy.ClientTSClient {
-		lib = "client"
-	}
-	cmd := exec.Command("node", "worker.mjs", "--library", lib)
-	cmd.Dir = TSWorkerDir()
+	cmd := exec.Command("node", tsworker.Script, "--library", lib)
+	cmd.Dir = dir
 	w := &tsWorker{cmd: cmd, exited: make(chan struct{}), pending: map[int64]chan tsMsg{},
 		opens: map[int]chan tsMsg{}, ended: map[int]chan struct{}{}}
 	cmd.Stderr = &w.stderr
-	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
