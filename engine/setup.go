@@ -13,6 +13,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
@@ -77,7 +78,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		return configErr("group %s: %w", g.Name, err)
 	}
 	if g.Policy == policy.ClientTSSDK || g.Policy == policy.ClientTSClient {
-		if err := fleet.CheckTSWorker(g.Policy); err != nil {
+		if err := tsworker.Check(g.Policy); err != nil {
 			return configErr("group %s: %w", g.Name, err)
 		}
 	}
@@ -139,7 +140,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	t := r.w.Target
 	if t.Builtin != nil {
-		inst, err := r.startBuiltin(ReferenceConfig(t.Builtin).WithDefaults())
+		inst, err := r.startBuiltin(configOf(t.Builtin).WithDefaults())
 		if err != nil {
 			return wire.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
 		}
@@ -394,9 +395,14 @@ func phaseAt(phases []workloads.Phase) func(time.Duration) int {
 	}
 }
 
-// ReferenceConfig turns a workload's built-in target section into the reference server's
-// config.
-func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
+// Reference is the reference server a workload's built-in target section asks for: its config
+// and its cluster shape (what `mcpchaos serve --from` starts, as a run would).
+func Reference(b *workloads.BuiltinTarget) (refserver.Config, refserver.Topology) {
+	return configOf(b), topologyOf(b)
+}
+
+// configOf turns a workload's built-in target section into the reference server's config.
+func configOf(b *workloads.BuiltinTarget) refserver.Config {
 	return refserver.Config{
 		SessionTTL:          b.SessionTTL,
 		Retention:           b.Retention,

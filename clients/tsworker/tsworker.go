@@ -1,13 +1,3 @@
-// Package tsworker carries the node worker that holds the TypeScript SDKs' clients for the
-// ts-sdk and ts-client policies (worker.mjs, driven by clients/fleet over JSON lines), embedded
-// in the binary with the npm lock of its libraries, and finds or installs those libraries.
-//
-// The script is the binary's own: it is written beside the libraries it runs with, never read
-// from the source tree, so a binary built with -trimpath, installed by go install or copied
-// into an image runs the worker it was built with. The libraries cannot be embedded (node
-// loads them from node_modules): `mcpchaos setup ts-libraries` installs them (Install: npm ci
-// against the embedded lock) into InstallDir, the user's cache directory by default. Locate
-// finds them there, in $MCPCHAOS_TS_WORKER_DIR, or in a tsworker directory beside the binary.
 package tsworker
 
 import (

@@ -17,21 +17,8 @@ import (
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
-func newInspectCmd() *cobra.Command {
-	var (
-		jsonOut  string
-		o        inspect.Options
-		headers  []string
-		caFile   string
-		insecure bool
-		http2    bool
-		quiet    bool
-		toolArgs string
-	)
-	cmd := &cobra.Command{
-		Use:   "inspect URL",
-		Short: "Fingerprint a real MCP server's regime before any load: can its replays lie?",
-		Long: `Inspect an MCP server (streamable HTTP) before load-testing it. It opens a few sessions,
+// inspectHelp is the command's help, beside the function that builds it.
+const inspectHelp = `Inspect an MCP server (streamable HTTP) before load-testing it. It opens a few sessions,
 kills them (DELETE, and with --ttl by waiting past the declared TTL) and looks at what a dead
 session gets: does GET validate the session, does a dead session's cursor still replay (the
 seed's trap), which statuses mean "dead", are ping and tools/list valid liveness probes, does an
@@ -47,8 +34,24 @@ with an error).
 It prints a table, and with --json FILE writes the fingerprint as JSON. "unknown" means inspect
 could not tell, never "no". The verdict names the hazards and the probe and dead_statuses to
 put in a workload. Exit status 0 when it could inspect the server, whatever it found; 1 when it
-could not; 2 for bad flags.`,
-		Args: args(cobra.ExactArgs(1)),
+could not; 2 for bad flags.`
+
+func newInspectCmd() *cobra.Command {
+	var (
+		jsonOut  string
+		o        inspect.Options
+		headers  []string
+		caFile   string
+		insecure bool
+		http2    bool
+		quiet    bool
+		toolArgs string
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect URL",
+		Short: "Fingerprint a real MCP server's regime before any load: can its replays lie?",
+		Long:  inspectHelp,
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if msg := workloads.CheckURL(a[0]); msg != "" {
 				return usagef("URL %s", msg)

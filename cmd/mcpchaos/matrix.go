@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -219,7 +219,7 @@ func withoutMissingLibraries(w *workloads.Workload) (*workloads.Workload, string
 	for _, g := range w.Groups {
 		var err error
 		if g.Policy == vocab.ClientTSSDK || g.Policy == vocab.ClientTSClient {
-			err = fleet.CheckTSWorker(g.Policy)
+			err = tsworker.Check(g.Policy)
 		}
 		if err == nil {
 			keep = append(keep, g)

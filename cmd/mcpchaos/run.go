@@ -359,7 +359,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
-		engine.WriteRelease(stdout, exp)
+		results.WriteRelease(stdout, exp)
 		if len(problems) > 0 || len(exp.Run.Findings) > 0 {
 			fmt.Fprintf(stdout, "\n")
 		}
