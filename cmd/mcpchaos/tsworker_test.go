@@ -26,11 +26,11 @@ faults:
   - {name: slow-ts, toxic: latency, attributes: {latency: 5}, at: 1s, for: 500ms, groups: [ts-sdk]}
 `
 
-// A binary built with -trimpath (as go install and the container image build it: no source
-// path to find anything through) and run from a directory of its own: without the TypeScript
-// libraries, matrix measures the Go library, says which groups it left out and what to run,
-// and exits 0; with them (an installation holding only node_modules), run starts its node
-// workers from the script embedded in the binary.
+// A binary built as the container image's is (-trimpath, like go install: no source path to
+// find anything through) and run from a directory of its own: without the TypeScript libraries,
+// or without node (the image has none), matrix measures the Go library, says which groups it
+// left out and what to run, and exits 0; with them (an installation holding only
+// node_modules), run starts its node workers from the script embedded in the binary.
 func TestTSWorkerFromATrimmedBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary: not under -short")
@@ -42,7 +42,9 @@ func TestTSWorkerFromATrimmedBinary(t *testing.T) {
 	bin := filepath.Join(tmp, "bin", "mcpchaos")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, ".")
+	// As deploy/kubernetes/Dockerfile builds the image's binary.
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -trimpath: %v\n%s", err, out)
 	}
@@ -75,6 +77,12 @@ func TestTSWorkerFromATrimmedBinary(t *testing.T) {
 	out, code = mcpchaos(fresh, "run", "ts.yaml", "--out", "r.json", "--progress", "off")
 	if code != exitUsage || !strings.Contains(out, "mcpchaos setup ts-libraries") {
 		t.Fatalf("run of ts-sdk without the libraries: exit %d, want %d and what to run:\n%s", code, exitUsage, out)
+	}
+	// No node at all, as in the container image (distroless): the same, for that reason.
+	noNode := append([]string{"PATH=" + filepath.Join(tmp, "bin")}, fresh...)
+	out, code = mcpchaos(noNode, "matrix", "ts.yaml", "--out", "m.json", "--progress", "off")
+	if code != 0 || !strings.Contains(out, "modelcontextprotocol/go-sdk@") || !strings.Contains(out, "not measured: ts-sdk, ts-client (node is not installed") {
+		t.Fatalf("matrix without node: exit %d, want 0, the Go row and why:\n%s", code, out)
 	}
 
 	// Installed: node_modules alone, as this machine's installation holds them.
