@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,5 +129,27 @@ func TestInstallThenLocate(t *testing.T) {
 	parent, _ := os.ReadDir(filepath.Dir(dir))
 	if len(parent) != 1 {
 		t.Errorf("the install left %d entries beside it, want its directory alone", len(parent))
+	}
+}
+
+// An installation replaces only an installation: a directory holding anything else (a source
+// checkout, the user's files) is refused before npm runs, and left as it was.
+func TestInstallRefusesADirectoryOfSomethingElse(t *testing.T) {
+	needNode(t)
+	dir := t.TempDir()
+	for _, name := range []string{"worker.go", Script, "package.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("mine"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := Install(context.Background(), dir, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "holds worker.go, which is not an installation's") {
+		t.Fatalf("Install over a directory of other files: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "worker.go")); err != nil || string(b) != "mine" {
+		t.Fatalf("the directory changed: %q, %v", b, err)
+	}
+	if rest, _ := os.ReadDir(filepath.Dir(dir)); len(rest) != 1 {
+		t.Errorf("the refused install left %d entries beside the directory", len(rest)-1)
 	}
 }
