@@ -32,6 +32,9 @@ type Workload struct {
 
 	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
 	decodedAs  string           // fingerprint of the values Parse returned (validate.go); "" for one built in Go
+	// clientsWhere is file:line:col of each group's `clients`, as Parse read them: a fleet
+	// too large for the processes it runs in is refused there (CheckClientsInProcesses).
+	clientsWhere []string
 }
 
 // WaitsForTTL names the first phase that waits for the session TTL ("ttl±DUR"), "" when none
@@ -137,9 +140,6 @@ type GroupSpec struct {
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
 	// does not offer, or arguments its schema refuses, are reported there when the run starts.
 	ToolWhere, ArgumentsWhere string
-	// ClientsWhere is file:line:col of `clients` ("" when set by a flag or in Go): a fleet
-	// too large for the processes it runs in is refused there (CheckClientsInProcesses).
-	ClientsWhere string
 	// Churn makes the group's clients come and go (churn.go); nil: each keeps its session.
 	Churn *Churn
 }
