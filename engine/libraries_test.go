@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -29,7 +29,7 @@ import (
 func needTS(t *testing.T) {
 	t.Helper()
 	for _, kind := range []string{policy.ClientTSSDK, policy.ClientTSClient} {
-		if err := fleet.CheckTSWorker(kind); err != nil {
+		if err := tsworker.Check(kind); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatal(err)
 			}

@@ -61,7 +61,9 @@ func WithProblems(fn func(problems []string)) Option {
 func newRunOptions(opts []Option) runOptions {
 	ro := runOptions{toolVersion: "dev", stderr: os.Stderr}
 	for _, o := range opts {
-		o(&ro)
+		if o != nil { // a nil Option is no option, as in NewPlan
+			o(&ro)
+		}
 	}
 	if ro.abandon == nil {
 		ro.abandon = &Abandoner{}
@@ -72,8 +74,22 @@ func newRunOptions(opts []Option) runOptions {
 // Abandoner removes, when asked, the proxies that the runs it was given to have on an
 // external toxiproxy-server, without waiting for the runs to end. Its zero value is ready.
 type Abandoner struct {
-	mu   sync.Mutex
-	exts []*faults.External
+	mu     sync.Mutex
+	exts   []*faults.External
+	groups []*faults.Groups // the runs' commands' process groups, killed on Abandon
+}
+
+// addGroups records a run's process groups; the run forgets them (forgetGroups) when it ends.
+func (a *Abandoner) addGroups(g *faults.Groups) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.groups = append(a.groups, g)
+}
+
+func (a *Abandoner) forgetGroups(g *faults.Groups) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.groups = slices.DeleteFunc(a.groups, func(x *faults.Groups) bool { return x == g })
 }
 
 func (a *Abandoner) add(ext *faults.External) {
@@ -89,12 +105,19 @@ func (a *Abandoner) forget(ext *faults.External) {
 	a.exts = slices.DeleteFunc(a.exts, func(e *faults.External) bool { return e == ext })
 }
 
-// Abandon removes the proxies, waiting at most 3 s; what it could not remove it says on
-// stderr with the command that removes it later.
+// Abandon kills the process groups of the runs' commands (a rollback in flight, what an exec
+// action left running) and removes the proxies, waiting at most 3 s; what it could not remove
+// it says on stderr with the command that removes it later.
 func (a *Abandoner) Abandon(stderr io.Writer) {
 	a.mu.Lock()
 	exts := append([]*faults.External(nil), a.exts...)
+	groups := append([]*faults.Groups(nil), a.groups...)
 	a.mu.Unlock()
+	for _, g := range groups {
+		for _, line := range g.End() {
+			fmt.Fprintln(stderr, "mcpchaos:", line)
+		}
+	}
 	for _, ext := range exts {
 		done := make(chan error, 1)
 		go func() { done <- ext.Close() }()

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -25,8 +24,8 @@ type release struct {
 	err     error // the first action that failed, once the run is over
 }
 
-// ReferenceTopology is the cluster shape a workload's built-in target asks for.
-func ReferenceTopology(b *workloads.BuiltinTarget) refserver.Topology {
+// topologyOf is the cluster shape a workload's built-in target asks for.
+func topologyOf(b *workloads.BuiltinTarget) refserver.Topology {
 	return refserver.Topology{Replicas: b.Replicas, Routing: b.Routing, EventLog: b.EventLog}
 }
 
@@ -36,7 +35,7 @@ func (r *runner) startBuiltin(cfg refserver.Config) (*refserver.Instance, error)
 	if !r.w.Topological() {
 		return refserver.Start("127.0.0.1:0", cfg)
 	}
-	return refserver.StartCluster("127.0.0.1:0", cfg, ReferenceTopology(r.w.Target.Builtin))
+	return refserver.StartCluster("127.0.0.1:0", cfg, topologyOf(r.w.Target.Builtin))
 }
 
 // prepareActions builds the schedule's actions, expanding exec environments now so that a
@@ -51,7 +50,7 @@ func (r *runner) prepareActions() error {
 		if f.Action == nil {
 			continue
 		}
-		a, err := buildAction(f, r.secrets)
+		a, err := buildAction(f, r.secrets, r.groups)
 		if err != nil {
 			return &ConfigError{Err: err}
 		}
@@ -68,13 +67,7 @@ func (r *runner) prepareActions() error {
 	return nil
 }
 
-// RedactedEventLog is an event log as it may be printed: a Redis URL without its password.
-func RedactedEventLog(s string) string {
-	b := workloads.BuiltinTarget{EventLog: s}
-	return b.RedactedEventLog()
-}
-
-func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, error) {
+func buildAction(f workloads.Fault, runSecrets *redact.Set, groups *faults.Groups) (faults.Action, error) {
 	a := f.Action
 	switch a.Kind {
 	case workloads.ActionRestart:
@@ -84,7 +77,7 @@ func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, erro
 	case workloads.ActionScale:
 		return faults.Scale{Name: f.Name, Replicas: a.Replicas}, nil
 	case workloads.ActionWaitFor:
-		return waitFor(a.WaitFor), nil
+		return waitFor(a.WaitFor, groups), nil
 	case workloads.ActionExec:
 		env, secrets, err := a.ExpandEnv(os.LookupEnv)
 		if err != nil {
@@ -93,18 +86,18 @@ func buildAction(f workloads.Fault, runSecrets *redact.Set) (faults.Action, erro
 		set := redact.New(append(secrets, runSecrets.Secrets()...)...)
 		e := faults.Exec{
 			Command: a.Command, Args: a.Args, Env: env, Timeout: a.Timeout, MaxOutput: a.MaxOutput,
-			Redact: set.Bytes,
+			Redact: set.Bytes, Groups: groups,
 		}
 		if a.WaitFor != nil {
-			e.WaitFor = waitFor(a.WaitFor)
+			e.WaitFor = waitFor(a.WaitFor, groups)
 		}
 		return e, nil
 	}
 	return nil, fmt.Errorf("%s: unknown action %q", f.Where, a.Kind)
 }
 
-func waitFor(w *workloads.WaitFor) *faults.WaitFor {
-	return &faults.WaitFor{URL: w.URL, Command: w.Command, Timeout: w.Timeout, Interval: w.Interval}
+func waitFor(w *workloads.WaitFor, groups *faults.Groups) *faults.WaitFor {
+	return &faults.WaitFor{URL: w.URL, Command: w.Command, Timeout: w.Timeout, Interval: w.Interval, Groups: groups}
 }
 
 // runActions carries out the actions from start until ctx ends; the first failure is returned.
@@ -157,33 +150,5 @@ func (r *runner) exportRelease(exp *results.Export) {
 	exp.Topology = t
 	if t.LogErrors > 0 {
 		exp.Run.Notes = append(exp.Run.Notes, fmt.Sprintf("the Redis event log failed %d commands: replays after them may lack events (or find none) that a working log would have held", t.LogErrors))
-	}
-}
-
-// WriteRelease prints, under the summary, how the reference server's sessions died and what
-// the actions did. (The engine itself prints nothing: cmd/mcpchaos calls it.)
-func WriteRelease(w io.Writer, exp *results.Export) {
-	if t := exp.Topology; t != nil {
-		fmt.Fprintf(w, "\nreference server: %d replicas, routing %s, event log %s\n", t.Replicas, t.Routing, t.EventLog)
-		for _, d := range t.Deaths {
-			by := d.Cause
-			if d.Fault != "" {
-				by += " (" + d.Fault + ")"
-			}
-			fmt.Fprintf(w, "  sessions died of %-28s on replica %d: %d\n", by, d.Replica, d.Sessions)
-		}
-		if t.LogErrors > 0 {
-			fmt.Fprintf(w, "  event log: %d Redis commands failed\n", t.LogErrors)
-		}
-	}
-	if len(exp.Actions) > 0 {
-		fmt.Fprintf(w, "\nactions:\n")
-	}
-	for _, a := range exp.Actions {
-		line := fmt.Sprintf("  %6.2fs-%.2fs  %s %s: %s", a.StartedAtS, a.EndedAtS, a.Kind, a.Action, a.Detail)
-		if a.Output != "" {
-			line += fmt.Sprintf(" (%d bytes of output in the export)", len(a.Output))
-		}
-		fmt.Fprintln(w, line)
 	}
 }

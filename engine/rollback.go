@@ -46,7 +46,7 @@ func (r *runner) prepareRollbacks() error {
 	for _, rb := range r.w.Rollbacks {
 		p := rollbackPlan{name: rb.Name, kind: rb.Action.Kind, faults: rb.Faults}
 		if rb.Action.Kind != workloads.ActionRemoveFaults {
-			a, err := buildAction(workloads.Fault{Name: rb.Name, Where: rb.Where, Action: rb.Action}, r.secrets)
+			a, err := buildAction(workloads.Fault{Name: rb.Name, Where: rb.Where, Action: rb.Action}, r.secrets, r.groups)
 			if err != nil {
 				return &ConfigError{Field: "rollbacks", Err: err}
 			}
@@ -100,6 +100,20 @@ func (r *runner) rollBack(ctx context.Context, exp *results.Export, err error) (
 		return exp, &RollbackError{Failed: failed}
 	}
 	return exp, err
+}
+
+// endGroups ends what the run's commands left running in their process groups (a daemon a
+// deploy script spawned, a child holding a rollback's output open) and says so: in the
+// export's notes, or on stderr when there is no export.
+func (r *runner) endGroups(exp *results.Export) *results.Export {
+	for _, line := range r.groups.End() {
+		if exp != nil {
+			exp.Run.Notes = append(exp.Run.Notes, line)
+		} else {
+			fmt.Fprintf(r.opts.stderr, "mcpchaos: %s\n", line)
+		}
+	}
+	return exp
 }
 
 func (r *runner) rollbackOne(ctx context.Context, p rollbackPlan, base time.Time) results.ActionAt {

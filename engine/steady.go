@@ -46,7 +46,15 @@ type steadyProbe struct {
 	runs    []probeRun
 	skipped []results.ProbeSkip
 	before  *float64 // the before run's value, for "within ... of before"
+	// repeated counts the continuously and during runs kept; past maxProbeRuns a run is
+	// counted (omitted, omittedFailed), not kept.
+	repeated, omitted, omittedFailed int
 }
+
+// maxProbeRuns bounds the continuously and during runs a probe keeps for the export: at the
+// shortest every (100 ms) a one-hour run would keep 36,000. The runs past it are counted, a
+// failing one still fails the probe; before and after runs are always kept.
+const maxProbeRuns = 1000
 
 type probeRun struct {
 	when string
@@ -57,7 +65,7 @@ type probeRun struct {
 // runsSteady says whether this process runs the steady state and the rollbacks: a sharded
 // run leaves them to shard 0, so that a probe is judged once and a rollback is not run once
 // per shard.
-func (r *runner) runsSteady() bool { return r.plan.Shard == nil || r.plan.Shard.Index == 0 }
+func (r *runner) runsSteady() bool { return r.plan.shard == nil || r.plan.shard.Index == 0 }
 
 // prepareSteady expands the command probes' environments (a variable that is not set stops the
 // run before anything starts) and adds their values and the probe URLs to the run's secrets.
@@ -129,7 +137,7 @@ func (r *runner) buildProbes() error {
 		case p.Command != nil:
 			c := p.Command
 			sp.probe.Check = steady.Command{Command: c.Command, Args: c.Args, Env: sp.env, ExitStatus: c.ExitStatus,
-				OutputContains: c.OutputContains, Number: p.Tolerance != "", MaxOutput: c.MaxOutput, Redact: set.Bytes}
+				OutputContains: c.OutputContains, Number: p.Tolerance != "", MaxOutput: c.MaxOutput, Redact: set.Bytes, Groups: r.groups}
 		}
 	}
 	return nil
@@ -197,6 +205,16 @@ func (r *runner) runProbe(ctx context.Context, sp *steadyProbe, when string) ste
 	if ctx.Err() != nil && !res.Pass {
 		sp.skipped = append(sp.skipped, results.ProbeSkip{When: when, Why: "cut short: the run was interrupted"})
 		return res
+	}
+	if when == workloads.SteadyContinuously || when == workloads.SteadyDuring {
+		if sp.repeated >= maxProbeRuns {
+			sp.omitted++
+			if !res.Pass {
+				sp.omittedFailed++
+			}
+			return res
+		}
+		sp.repeated++
 	}
 	sp.runs = append(sp.runs, probeRun{when: when, at: at, res: res})
 	return res
@@ -290,7 +308,8 @@ func (r *runner) steadySection(start time.Time) *results.SteadyState {
 	}
 	for _, sp := range r.steady.probes {
 		p := results.SteadyProbe{Name: sp.spec.Name, Kind: sp.spec.Kind(), When: sp.spec.When, During: sp.spec.During,
-			Tolerance: sp.spec.Tolerance, Runs: []results.ProbeRun{}, Skipped: sp.skipped}
+			Tolerance: sp.spec.Tolerance, Runs: []results.ProbeRun{}, Skipped: sp.skipped,
+			OmittedRuns: sp.omitted, OmittedFailures: sp.omittedFailed}
 		for _, pr := range sp.runs {
 			p.Runs = append(p.Runs, results.ProbeRun{When: pr.when, AtS: roundS(pr.at.Sub(start)), TookS: roundS(pr.res.Took),
 				Value: pr.res.Value, Detail: pr.res.Detail, Pass: pr.res.Pass, Why: pr.res.Why})

@@ -9,13 +9,17 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sys/unix"
 
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/promtest"
@@ -381,5 +385,49 @@ func TestSteadyProbeRetries(t *testing.T) {
 	}
 	if never.Verdict != results.ProbeFail || len(never.Runs) != 1 || never.Runs[0].Detail != "status 503 (attempt 3 of 3)" {
 		t.Errorf("never: %+v", never)
+	}
+}
+
+// A rollback's verdict is what its command did, even when a process it started keeps its
+// output open (a daemon, a background sleep): exit 0, its output, no error; the process is
+// ended with its group when the run ends, and the export's notes say so (issue 30: it was
+// "did not run", and the child outlived the run).
+func TestRollbackWhoseChildHoldsItsOutput(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "child.pid")
+	w := steadyWorkload(t, fmt.Sprintf(`rollbacks:
+  - name: deploy
+    exec: {command: sh, args: [-c, "sleep 300 & echo $! > %s; echo rolled back; exit 0"], timeout: 1m}
+`, pidFile))
+	exp, err := Run(context.Background(), mustPlan(t, w), WithStderr(testWriter{t}))
+	if err != nil || exp == nil || len(exp.Rollbacks) != 1 {
+		t.Fatalf("Run: %v, rollbacks %+v", err, exp)
+	}
+	rb := exp.Rollbacks[0]
+	if rb.Error != "" || rb.ExitStatus == nil || *rb.ExitStatus != 0 || !strings.HasPrefix(rb.Detail, "sh exited 0") || rb.Output != "rolled back\n" {
+		t.Errorf("rollback %+v: want exited 0 with its output, no error", rb)
+	}
+	if !slices.ContainsFunc(exp.Run.Notes, func(n string) bool { return strings.Contains(n, "exec sh: processes it started were still running") }) {
+		t.Errorf("notes %q: want one saying the rollback's group was ended", exp.Run.Notes)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child's exit, as the kernel reports it (a pidfd turns readable), within a bound
+	// far past what a SIGKILL takes: no sleep, no guess.
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // already gone and reaped
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 30_000); err != nil || n != 1 {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // the test's own leftover
+		t.Errorf("the rollback's child %d still runs after the run ended (poll %d, %v)", pid, n, err)
 	}
 }

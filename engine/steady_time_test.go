@@ -152,3 +152,33 @@ func TestSteadyWhileOnAFakeClock(t *testing.T) {
 		}
 	})
 }
+
+// A probe's continuously runs past maxProbeRuns are counted, not kept: the export stays
+// bounded however long the run and however short every; a failure among them still fails the
+// probe.
+func TestProbeRunsBoundedOnAFakeClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		every := 100 * time.Millisecond
+		pass := make([]bool, maxProbeRuns+500)
+		for i := range pass {
+			pass[i] = i != maxProbeRuns+200 // one failure, past the bound
+		}
+		r, sp := fakeProbe(workloads.SteadyProbe{Name: "p", Every: every}, &scriptedCheck{pass: pass})
+		r.w = &workloads.Workload{SteadyState: &workloads.SteadyState{}}
+		start := time.Now()
+		until := time.Duration(len(pass)+1) * every
+		runCtx, cancel := context.WithDeadline(context.Background(), start.Add(until))
+		defer cancel()
+		r.probeEvery(runCtx, context.Background(), sp, workloads.SteadyContinuously, start, 0, until)
+		r.runProbe(context.Background(), sp, workloads.SteadyAfter)
+		s := r.steadySection(start)
+		p := s.Probes[0]
+		if len(p.Runs) != maxProbeRuns+1 || p.OmittedRuns != len(pass)-maxProbeRuns || p.OmittedFailures != 1 {
+			t.Errorf("%d runs kept, %d omitted (%d failed); want %d kept (the after run too), %d omitted, 1 failed",
+				len(p.Runs), p.OmittedRuns, p.OmittedFailures, maxProbeRuns+1, len(pass)-maxProbeRuns)
+		}
+		if p.Verdict != "fail" || p.Runs[len(p.Runs)-1].When != workloads.SteadyAfter {
+			t.Errorf("verdict %s, last run %s: want fail (an omitted run failed), the after run kept", p.Verdict, p.Runs[len(p.Runs)-1].When)
+		}
+	})
+}

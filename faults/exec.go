@@ -31,6 +31,9 @@ type Exec struct {
 	// the output before it is kept. nil keeps it as is.
 	Redact  func([]byte) []byte
 	WaitFor *WaitFor
+	// Groups records the command's process group, for the run to end what it left running;
+	// nil records nothing.
+	Groups *Groups
 }
 
 // Defaults of Exec.
@@ -73,7 +76,7 @@ func (e Exec) run(ctx context.Context, env Env) Outcome {
 	if env.Since != nil {
 		out.Steps = []Step{{At: env.Since(), Target: "exec"}}
 	}
-	err := cmd.Run()
+	err := e.Groups.run(cmd, "exec "+e.Command)
 	output := buf.Bytes()
 	if e.Redact != nil {
 		output = e.Redact(output)
@@ -87,6 +90,11 @@ func (e Exec) run(ctx context.Context, env Env) Outcome {
 	switch {
 	case err == nil:
 		out.Detail = fmt.Sprintf("%s exited 0", e.Command)
+	case errors.Is(err, exec.ErrWaitDelay):
+		// It exited 0; a process it started holds its output open (a daemon, a background
+		// sleep). The verdict is the command's; the output is what came within execWaitDelay,
+		// and the process is ended with its group when the run ends (Groups).
+		out.Detail = fmt.Sprintf("%s exited 0 (a process it started kept its output open; its output was read for %s after it exited)", e.Command, execWaitDelay)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		out.Err = fmt.Errorf("%s did not finish within %s; its process group was killed", e.Command, timeout)
 		out.Detail = "timed out"

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,6 +25,8 @@ type WaitFor struct {
 	Interval time.Duration
 	// Client makes the URL requests; nil means one with a 2s timeout.
 	Client *http.Client
+	// Groups records each command's process group (Exec.Groups); nil records nothing.
+	Groups *Groups
 }
 
 func (w WaitFor) Kind() string { return "wait_for" }
@@ -83,7 +86,8 @@ func (w WaitFor) try(ctx context.Context) (bool, string) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = execWaitDelay
-	if err := cmd.Run(); err != nil {
+	err := w.Groups.run(cmd, "wait_for "+w.Command[0])
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) { // ErrWaitDelay: it exited 0
 		return false, err.Error()
 	}
 	return true, ""

@@ -92,10 +92,11 @@ func replace(target string, perm fs.FileMode, write func(io.Writer) error) (err 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
+	f, done, err := createTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer func() {
 		if err != nil {
 			f.Close()

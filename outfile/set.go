@@ -116,10 +116,11 @@ func ReplaceDir(dir, ext string, fill func(tmp string) error) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-*")
+	tmp, done, err := mkdirTemp(parent, "."+base+".tmp-*", ext)
 	if err != nil {
 		return err
 	}
+	defer done()
 	if err := fill(tmp); err != nil {
 		return errors.Join(err, removeOwn(tmp, ext))
 	}
@@ -130,6 +131,7 @@ func ReplaceDir(dir, ext string, fill func(tmp string) error) error {
 	if _, err := os.Lstat(target); err == nil {
 		// Move the old set into a fresh directory of its own (no name race), then the new
 		// one into place.
+		// (Not recorded for RemoveInFlight: between these two renames it holds the old set.)
 		if aside, err = os.MkdirTemp(parent, "."+base+".old-*"); err != nil {
 			return errors.Join(err, removeOwn(tmp, ext))
 		}

@@ -32,29 +32,51 @@ func URL(u *url.URL) string {
 	return s
 }
 
-// URLString is raw shown as URL shows it; text that does not parse as a URL loses its
-// user-info, query and fragment all the same.
+// URLString is raw shown as URL shows it. Where a URL's user-info ends cannot always be known:
+// a password holding an unescaped '#', '?' or '/' ends the authority early for url.Parse
+// ("http://usr:pa#ss@host/" is host "usr", port "pa", fragment "ss@host/"), and the text
+// before that character would be shown as a host. So when the parse finds no user-info but
+// an '@' follows the scheme, everything from the scheme to the last '@' is user-info and
+// goes; text that does not parse as a URL is cut the same way.
 func URLString(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
+	u, err := url.Parse(raw)
+	scheme, at := strings.Index(raw, "://"), strings.LastIndex(raw, "@")
+	if err == nil && !HiddenUserInfo(raw) {
 		return URL(u)
 	}
 	s := raw
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		if s[i] == '?' {
-			s = s[:i] + "?" + Mark
-		} else {
-			s = s[:i] + "#" + Mark
+	if at >= 0 && at > scheme {
+		prefix := ""
+		if scheme >= 0 {
+			prefix = raw[:scheme+3]
 		}
+		s = prefix + Mark + "@" + raw[at+1:]
 	}
-	if scheme, at := strings.Index(s, "://"), strings.LastIndex(s, "@"); at >= 0 {
-		if scheme >= 0 && at > scheme {
-			return s[:scheme+3] + Mark + "@" + s[at+1:]
-		}
-		if scheme < 0 {
-			return Mark + "@" + s[at+1:]
-		}
+	if i := strings.IndexAny(s, "?#"); i >= 0 {
+		return s[:i+1] + Mark
 	}
 	return s
+}
+
+// HiddenUserInfo says whether raw has an '@' after its authority (or, with no scheme, any):
+// a password holding an unescaped '#', '?' or '/' (which end the authority for url.Parse), or
+// an '@' in the path, query or fragment. URLString shows everything before it as
+// credentials; a caller that must use the URL refuses it (workloads.CheckURL), since what it
+// would dial may not be what was meant.
+func HiddenUserInfo(raw string) bool {
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return false
+	}
+	scheme := strings.Index(raw, "://")
+	if scheme < 0 {
+		return true
+	}
+	authority := raw[scheme+3:]
+	if end := strings.IndexAny(authority, "/?#"); end >= 0 {
+		authority = authority[:end]
+	}
+	return at >= scheme+3+len(authority)
 }
 
 // ParseURL is url.Parse whose error never carries the URL's credentials: the error quotes
@@ -109,7 +131,8 @@ func redactURLsIn(text string) string {
 			start--
 		}
 		end := j + 3
-		for end < len(text) && !strings.ContainsRune(" \t\r\n\"'<>`\\", rune(text[end])) {
+		// A user-info may hold a quote ('), so a URL quoted in one keeps the closing quote.
+		for end < len(text) && !strings.ContainsRune(" \t\r\n\"<>`\\", rune(text[end])) {
 			end++
 		}
 		tok := text[start:end]

@@ -206,18 +206,8 @@ func WriteJUnit(w io.Writer, e *Export) error {
 	}
 	s.Cases = append(s.Cases, steadyCases(e, class)...) // steady_junit.go
 	run := junitCase{Name: "run completed as planned", Classname: class, Time: s.Time}
-	var why []string
-	if e.Run.Interrupted {
-		why = append(why, "interrupted")
-	}
-	if e.Run.Aborted != "" {
-		why = append(why, "aborted: "+e.Run.Aborted)
-	}
-	if e.Run.Error != "" {
-		why = append(why, "error: "+e.Run.Error)
-	}
-	if len(why) > 0 {
-		msg := "the run did not complete as planned: " + strings.Join(why, "; ")
+	if why := notAsPlanned(e); why != "" { // status.go
+		msg := "the run did not complete as planned: " + why
 		run.Failure = &junitFailure{Message: msg, Type: "run", Text: msg}
 	}
 	s.Cases = append(s.Cases, run)

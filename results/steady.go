@@ -40,6 +40,10 @@ type SteadyProbe struct {
 	Verdict string      `json:"verdict"`
 	Runs    []ProbeRun  `json:"runs"`
 	Skipped []ProbeSkip `json:"skipped,omitempty"`
+	// OmittedRuns counts the runs past the most an export keeps of a probe's continuously and
+	// during runs (1,000), OmittedFailures those of them that did not pass: one fails the probe.
+	OmittedRuns     int `json:"omitted_runs,omitempty"`
+	OmittedFailures int `json:"omitted_failures,omitempty"`
 }
 
 // ProbeSkip is a turn of a probe that did not run, and why (an interrupted run has no after).
@@ -83,6 +87,9 @@ func (s *SteadyState) Judge() {
 			if !r.Pass {
 				p.Verdict = ProbeFail
 			}
+		}
+		if p.OmittedFailures > 0 {
+			p.Verdict = ProbeFail
 		}
 		if p.Verdict == ProbeFail {
 			s.Verdict = NotSteady

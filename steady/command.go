@@ -28,6 +28,9 @@ type Command struct {
 	// MaxOutput bounds the output kept; 0 means faults.DefaultMaxOutput.
 	MaxOutput int
 	Redact    func([]byte) []byte
+	// Groups records the command's process group, for the run to end what it left running
+	// (faults.Groups); nil records nothing.
+	Groups *faults.Groups
 }
 
 func (c Command) Kind() string { return "command" }
@@ -37,7 +40,7 @@ func (c Command) Observe(ctx context.Context) Observation {
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
-	out := faults.Exec{Command: c.Command, Args: c.Args, Env: c.Env, Timeout: timeout, MaxOutput: c.MaxOutput, Redact: c.Redact}.Do(ctx, faults.Env{})
+	out := faults.Exec{Command: c.Command, Args: c.Args, Env: c.Env, Timeout: timeout, MaxOutput: c.MaxOutput, Redact: c.Redact, Groups: c.Groups}.Do(ctx, faults.Env{})
 	if out.ExitStatus == nil {
 		return Observation{Err: out.Err}
 	}

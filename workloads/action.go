@@ -56,10 +56,14 @@ type WaitFor struct {
 // expanded from lookup, and the expanded values that came from variables
 // (secrets to redact from the output).
 func (a *Action) ExpandEnv(lookup func(string) (string, bool)) (env, secrets []string, err error) {
+	total := 0
 	for _, h := range a.Env {
 		v, missing := expandVars(h.Value, lookup)
 		if missing != "" {
 			return nil, nil, fmt.Errorf("%s: exec.env.%s: ${%s} is not set in the environment; export it before the run", h.Where, h.Name, missing)
+		}
+		if total += len(v); total > MaxSecretBytes {
+			return nil, nil, fmt.Errorf("%s: exec.env.%s: %s (as expanded from the environment)", h.Where, h.Name, overBudget("env", total))
 		}
 		if v != h.Value {
 			secrets = append(secrets, v)
@@ -231,7 +235,7 @@ func (d *decoder) waitFor(en *entry, path string) *WaitFor {
 		d.errorf(en.key, path, "says neither what to wait for; give a url (answering 2xx when ready) or a command (exiting 0 when ready)")
 	}
 	w.Timeout = wm.durationAtLeast("timeout", defaultWaitTimeout, 0, true)
-	w.Interval = wm.durationAtLeast("interval", defaultWaitInterval, 0, true)
+	w.Interval = wm.loopDuration("interval", defaultWaitInterval, minRetryInterval, false)
 	return w
 }
 

@@ -82,12 +82,29 @@ func (w *Workload) CheckClientsInProcesses(n int) error {
 	for need < 1024 && share(need) > MaxClientsPerProcess {
 		need++
 	}
-	if n <= 1 {
-		return fmt.Errorf("workload %s: one process would run %d clients, more than %d; %s (here --procs %d or more)",
-			w.Name, share(1), MaxClientsPerProcess, shardHint, need)
+	where := "workload " + w.Name
+	if at, i := w.clientsPast(n); at != "" { // the group that takes a process past the bound
+		where = fmt.Sprintf("%s: groups[%d].clients", at, i)
 	}
-	return fmt.Errorf("workload %s: with --procs %d a process would run %d clients, more than %d; use --procs %d or more, or --shard INDEX/COUNT on several machines",
-		w.Name, n, share(n), MaxClientsPerProcess, need)
+	if n <= 1 {
+		return fmt.Errorf("%s: one process would run %d clients, more than %d; %s (here --procs %d or more)",
+			where, share(1), MaxClientsPerProcess, shardHint, need)
+	}
+	return fmt.Errorf("%s: with --procs %d a process would run %d clients, more than %d; use --procs %d or more, or --shard INDEX/COUNT on several machines",
+		where, n, share(n), MaxClientsPerProcess, need)
+}
+
+// clientsPast is the position of the `clients` of the first group that takes the largest of
+// n shard processes past MaxClientsPerProcess, and its index; "" when it has none.
+func (w *Workload) clientsPast(n int) (string, int) {
+	n = max(n, 1)
+	total := 0
+	for i, g := range w.Groups {
+		if total += (max(g.Clients, 0) + n - 1) / n; total > MaxClientsPerProcess {
+			return g.ClientsWhere, i
+		}
+	}
+	return "", 0
 }
 
 // ClientsPerProcess is how many clients the largest of n shard processes runs (shard 0: each
@@ -128,7 +145,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	}
 	if cf := m.require("clients"); cf != nil {
 		if v, ok := d.integer(cf); ok && d.checkRange(cf, v, 1, maxClients) {
-			g.Clients = int(v)
+			g.Clients, g.ClientsWhere = int(v), d.where(cf.node)
 		}
 	}
 	g.Ramp = m.durationAtLeast("ramp", 0, 0, false)
@@ -142,7 +159,7 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	g.RetryBackoff = m.durationAtLeast("retry_backoff", defaultRetryBackoff, 0, false)
 	g.Probe = m.oneOf("probe", probes)
 	g.DeadStatuses = d.deadStatuses(m)
-	g.CallEvery = m.durationAtLeast("call_every", defaultCallEvery, 0, true)
+	g.CallEvery = m.loopDuration("call_every", defaultCallEvery, minCallEvery, false)
 	if tf := m.field("tool"); tf != nil && d.urlTarget {
 		if s, ok := d.str(tf); ok && s != "" {
 			g.Tool, g.ToolWhere = s, d.where(tf.node)

@@ -79,6 +79,7 @@ func redactHeader(s string) string {
 // from lookup (os.LookupEnv). An error names the header and the variable, never a value.
 func (t Target) ExpandHeaders(lookup func(string) (string, bool)) (http.Header, error) {
 	h := http.Header{}
+	total := 0
 	for _, hd := range t.Headers {
 		v, missing := expandVars(hd.Value, lookup)
 		if missing != "" {
@@ -88,6 +89,9 @@ func (t Target) ExpandHeaders(lookup func(string) (string, bool)) (http.Header, 
 		if strings.ContainsAny(v, "\r\n\x00") {
 			return nil, fmt.Errorf("%s: target.headers.%s: the expanded value contains a line break or NUL, which no header may carry; check the variables it names",
 				hd.Where, hd.Name)
+		}
+		if total += len(v); total > MaxSecretBytes {
+			return nil, fmt.Errorf("%s: target.headers.%s: %s (as expanded from the environment)", hd.Where, hd.Name, overBudget("header", total))
 		}
 		h.Add(hd.Name, v)
 	}

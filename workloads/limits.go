@@ -23,6 +23,10 @@ const (
 	maxAliases = 200     // *alias uses in one file
 	maxTokens  = 100_000 // YAML tokens in one file (a key, a ":", a value: three)
 
+	// maxDocuments bounds the "---" (and "...") markers: a workload is one document, and the
+	// parser makes a node of each empty one (50,000 took 14 s to refuse as "target: missing").
+	maxDocuments = 16
+
 	// maxBlockKeys bounds the keys of one block mapping: go-yaml's parser reads a block
 	// mapping by recursing once per key and copying the rest of it at each return, so its
 	// cost grows with the square of the keys (20,000 took 1.5 s of CPU, 60,000 16 s).
@@ -97,6 +101,7 @@ func tokenize(src string) (tokens token.Tokens, bad *token.Token, msg string) {
 // shape follows the nesting of a token stream: open flow brackets, and the block collections
 // open at each indentation (a sequence may sit at its parent key's column, so the kind is kept).
 type shape struct {
+	docs    int
 	flow    int
 	block   []blockLevel
 	aliases int
@@ -118,6 +123,10 @@ func (s *shape) add(tk *token.Token, count int) string {
 		s.prev = tk
 	}
 	switch tk.Type {
+	case token.DocumentHeaderType, token.DocumentEndType:
+		if s.docs++; s.docs > maxDocuments {
+			return fmt.Sprintf("more than %d YAML document markers (--- or ...); a workload file holds one document: remove the extra ones", maxDocuments)
+		}
 	case token.SequenceStartType, token.MappingStartType:
 		s.flow++
 	case token.SequenceEndType, token.MappingEndType:

@@ -20,6 +20,18 @@ type nameValues struct {
 	why       string // the error when it does
 }
 
+// MaxSecretBytes bounds the values of one mapping of names to values (a target's headers, an
+// exec action's environment), as written and again as expanded from the environment: 64 KiB,
+// more than most HTTP servers accept in a whole request header block. A run treats these
+// values as secrets and cuts them out of everything it writes (package redact); the bound
+// keeps what that costs, and what a server is sent, to a known size.
+const MaxSecretBytes = 64 << 10
+
+// overBudget is the error for values that come to more than MaxSecretBytes.
+func overBudget(what string, total int) string {
+	return fmt.Sprintf("the %s values come to %d bytes or more, past the limit of %d (64 KiB); shorten or remove this one", what, total, MaxSecretBytes)
+}
+
 // nameValues reads f as nv says: each value a string (numbers and booleans as written), its
 // ${VAR} references checked (expanded when the run starts).
 func (d *decoder) nameValues(f *field, nv nameValues) []Header {
@@ -33,6 +45,7 @@ func (d *decoder) nameValues(f *field, nv nameValues) []Header {
 	}
 	var out []Header
 	seen := map[string]ast.Node{}
+	total := 0
 	for i, mv := range mn.Values {
 		if i >= maxMappingLen {
 			d.errorf(mv, f.path, "has more than %d keys; remove the extra keys", maxMappingLen)
@@ -80,6 +93,10 @@ func (d *decoder) nameValues(f *field, nv nameValues) []Header {
 		if strings.ContainsAny(value, nv.forbidden) {
 			d.errorf(vf.node, path, "%s", nv.why)
 			continue
+		}
+		if total += len(value); total > MaxSecretBytes {
+			d.errorf(vf.node, path, "%s", overBudget(nv.what, total))
+			break
 		}
 		line, col := position(vf.node)
 		out = append(out, Header{Name: key, Value: value, Where: fmt.Sprintf("%s:%d:%d", d.file, line, col)})

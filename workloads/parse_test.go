@@ -65,6 +65,12 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key", "    clients: 1\n", "    clients: 1\n    clients: 2\n", []wantErr{
 			{12, 5, "groups[0].clients", "clients: 2", []string{`duplicate key "clients" (first at 11:5)`}},
 		}},
+		{"call_every a nanosecond", "    policy: naive\n", "    policy: naive\n    call_every: 1ns\n", []wantErr{
+			{13, 17, "groups[0].call_every", "1ns", []string{"1ns is shorter than 1ms"}},
+		}},
+		{"notify_interval a microsecond", "    session_ttl: 3s\n", "    session_ttl: 3s\n    notify_interval: 1us\n", []wantErr{
+			{5, 22, "target.builtin.notify_interval", "1us", []string{"shorter than 10ms (or 0 for none)"}},
+		}},
 		{"negative count", "    clients: 1\n", "    clients: -5\n", []wantErr{
 			{11, 14, "groups[0].clients", "-5", []string{"must be at least 1, got -5; set how many simulated clients this group runs"}},
 		}},
@@ -171,6 +177,9 @@ func TestParseErrors(t *testing.T) {
 		}},
 		{"bad enum with suggestion", "    session_ttl: 3s\n", "    session_ttl: 3s\n    get_validation: Strict\n", []wantErr{
 			{5, 21, "target.builtin.get_validation", "Strict", []string{`did you mean "strict"?`}},
+		}},
+		{"bad ttl mode", "    session_ttl: 3s\n", "    session_ttl: 3s\n    ttl_mode: fixed\n", []wantErr{
+			{5, 15, "target.builtin.ttl_mode", "fixed", []string{`unknown value "fixed"; use one of sliding, absolute`}},
 		}},
 		{"bad name", "name: t\n", "name: Seed Incident\n", []wantErr{
 			{1, 7, "name", "Seed", []string{`may only contain lowercase letters, digits, - and _; rename it, e.g. "seed-incident"`}},
@@ -358,5 +367,19 @@ func TestAliasCycle(t *testing.T) {
 	_, err := Parse("seed.yaml", []byte("name: t\ntarget: &t {builtin: *t}\n"))
 	if err == nil || !strings.Contains(err.Error(), "seed.yaml:2:22: target.builtin: alias *t is inside the node anchored as &t") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// The Go API refuses what a file would: a loop's duration under its lower bound.
+func TestValidateLoopBounds(t *testing.T) {
+	w, err := Parse("t.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Groups[0].CallEvery = time.Nanosecond
+	w.Target.Builtin.NotifyInterval = time.Microsecond
+	err = w.Validate()
+	if err == nil || !strings.Contains(err.Error(), "groups[0].call_every: 1ns is shorter than 1ms") || !strings.Contains(err.Error(), "target.builtin.notify_interval: 1µs is shorter than 10ms") {
+		t.Errorf("Validate: %v", err)
 	}
 }

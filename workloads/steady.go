@@ -189,7 +189,7 @@ func (d *decoder) probe(e ast.Node, path string, t Target, faults []Fault, fault
 		p.Name, _ = d.name(nf)
 	}
 	p.When = d.whens(m)
-	p.Every = m.durationAtLeast("every", defaultProbeEvery, 0, true)
+	p.Every = m.loopDuration("every", defaultProbeEvery, minProbeEvery, false)
 	p.Timeout = m.durationAtLeast("timeout", defaultProbeTimeout, 0, true)
 	if f := m.field("timeout"); f != nil && p.Timeout > maxProbeTimeout {
 		d.errorf(f.node, f.path, "must be at most %s, got %s; a probe is a quick look, not a job", fmtDur(maxProbeTimeout), fmtDur(p.Timeout))
@@ -198,7 +198,7 @@ func (d *decoder) probe(e ast.Node, path string, t Target, faults []Fault, fault
 		d.errorf(f.key, f.path, "applies to a probe that runs continuously or during a fault, and this one runs only %s; remove every, or add continuously to when", strings.Join(p.When, " and "))
 	}
 	p.Retries = int(m.intIn("retries", 0, 0, maxProbeRetries))
-	p.RetryInterval = m.durationAtLeast("retry_interval", defaultRetryPause, 0, true)
+	p.RetryInterval = m.loopDuration("retry_interval", defaultRetryPause, minRetryInterval, false)
 	d.probeDuring(m, &p, faults, faultsOK)
 	var kinds []string
 	for _, k := range probeKinds {

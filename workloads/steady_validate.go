@@ -43,6 +43,7 @@ func (v *validator) probe(f string, w *Workload, p SteadyProbe, faults map[strin
 	}
 	if p.Runs(SteadyContinuously) || p.Runs(SteadyDuring) {
 		v.duration(f+".every", p.Every, true)
+		v.loop(f+".every", p.Every, minProbeEvery, false)
 	}
 	if p.Runs(SteadyDuring) != (p.During != "") {
 		v.add(f+".during", "goes with when: during, and when: during needs it")
@@ -52,6 +53,7 @@ func (v *validator) probe(f string, w *Workload, p SteadyProbe, faults map[strin
 	v.duration(f+".timeout", p.Timeout, true)
 	v.intIn(f+".retries", p.Retries, 0, maxProbeRetries)
 	v.duration(f+".retry_interval", p.RetryInterval, true)
+	v.loop(f+".retry_interval", p.RetryInterval, minRetryInterval, false)
 	if p.Timeout > maxProbeTimeout {
 		v.add(f+".timeout", "%s is longer than %s", fmtDur(p.Timeout), fmtDur(maxProbeTimeout))
 	}

@@ -58,6 +58,11 @@ func TestURLTarget(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "u.yaml:6:20: target.headers.Authorization: environment variable MCP_TOKEN is not set") {
 		t.Errorf("missing variable: %v", err)
 	}
+	// Past MaxSecretBytes once expanded: refused naming the header where it was written.
+	_, err = tg.ExpandHeaders(func(string) (string, bool) { return strings.Repeat("s3cr3t", MaxSecretBytes/6), true })
+	if err == nil || !strings.Contains(err.Error(), "target.headers.Authorization: the header values come to") || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("a value past the limit once expanded: %v", err)
+	}
 	_, err = tg.ExpandHeaders(func(string) (string, bool) { return "x\r\nEvil: 1", true })
 	if err == nil || strings.Contains(err.Error(), "Evil") {
 		t.Errorf("a value with a line break: %v (and the value must not be printed)", err)
@@ -104,6 +109,10 @@ func TestURLTargetErrors(t *testing.T) {
 			{7, 13, "target.headers.X-Team", `"${TEAM`, []string{"is not closed"}}}},
 		{"ttl without a declared ttl", "  session_ttl: 2s\n", "", []wantErr{
 			{11, 15, "phases[0].duration", "ttl+1s", []string{"waits for the session TTL, but target.session_ttl is not declared"}}}},
+		{"header values past the limit", "    X-Team: chaos\n", "    X-Team: " + strings.Repeat("t", MaxSecretBytes-20) + "\n    X-More: " + strings.Repeat("m", 30) + "\n", []wantErr{
+			{8, 13, "target.headers.X-More", "mmm", []string{"the header values come to 65565 bytes or more, past the limit of 65536 (64 KiB)"}}}},
+		{"a url whose password holds a '?'", "https://localhost:8443/mcp", "https://me:1234?pw@localhost:8443/mcp", []wantErr{
+			{3, 8, "target.url", "https", []string{"carries credentials; put them in a header"}}}},
 		{"a missing CA file", "  http_version: \"2\"\n", "  ca_file: nowhere.pem\n", []wantErr{
 			{8, 12, "target.ca_file", "nowhere.pem", []string{"cannot read nowhere.pem: no such file or directory"}}}},
 		{"an HTTP version it does not speak", `http_version: "2"`, `http_version: "3"`, []wantErr{

@@ -84,6 +84,14 @@ func (v *validator) duration(field string, d time.Duration, positive bool) {
 	}
 }
 
+// loop checks a duration that drives a loop against its lower bound (loopDuration); zero
+// passes where it turns the loop off.
+func (v *validator) loop(field string, d, lo time.Duration, zeroOff bool) {
+	if d < lo && (d != 0 || !zeroOff) && d > 0 {
+		v.add(field, "%s is shorter than %s, which would be a storm rather than a measurement", fmtDur(d), fmtDur(lo))
+	}
+}
+
 func (v *validator) status(field string, s int) { v.intIn(field, s, 100, 599) }
 
 func (v *validator) target(w *Workload) {
@@ -123,12 +131,17 @@ func (v *validator) builtin(b *BuiltinTarget) {
 	v.duration(p+"retention", b.Retention, true)
 	v.intIn(p+"retention_events", b.RetentionEvents, 1, maxRetentionEvents)
 	v.oneOf(p+"get_validation", b.GetValidation, getValidation)
+	if b.TTLMode != "" {
+		v.oneOf(p+"ttl_mode", b.TTLMode, ttlModes)
+	}
 	v.status(p+"dead_status", b.DeadStatus)
 	if b.UnknownCursorStatus != -1 {
 		v.status(p+"unknown_cursor_status", b.UnknownCursorStatus)
 	}
 	v.duration(p+"notify_interval", b.NotifyInterval, false)
+	v.loop(p+"notify_interval", b.NotifyInterval, minServerTick, true)
 	v.duration(p+"keepalive", b.Keepalive, false)
+	v.loop(p+"keepalive", b.Keepalive, minServerTick, true)
 	v.duration(p+"retry", b.Retry, false)
 	if b.Retry%time.Millisecond != 0 {
 		v.add(p+"retry", "%s is not a whole number of milliseconds", fmtDur(b.Retry))
@@ -206,6 +219,7 @@ func (v *validator) groups(w *Workload) {
 		v.oneOf(f+".probe", g.Probe, probes)
 		v.deadStatuses(f+".dead_statuses", g.DeadStatuses)
 		v.duration(f+".call_every", g.CallEvery, true)
+		v.loop(f+".call_every", g.CallEvery, minCallEvery, false)
 		if w.Target.URL != "" {
 			if g.Tool == "" {
 				v.add(f+".tool", "is empty; name a tool the server offers")
@@ -335,6 +349,7 @@ func (v *validator) action(f string, w *Workload, flt Fault) {
 		}
 		v.duration(wp+".timeout", wf.Timeout, true)
 		v.duration(wp+".interval", wf.Interval, true)
+		v.loop(wp+".interval", wf.Interval, minRetryInterval, false)
 	}
 }
 

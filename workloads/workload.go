@@ -61,6 +61,9 @@ type Target struct {
 	// NoSessionTTL says that the URL target declared session_ttl: none: its sessions never
 	// expire by idling. "ttl" in a phase then counts 0, and no death is estimated.
 	NoSessionTTL bool
+	// TTLMode is how the session TTL counts (Builtin.TTLMode, or a URL target's ttl_mode):
+	// vocab.TTLSliding from the last request (the default), vocab.TTLAbsolute from initialize.
+	TTLMode string
 
 	// The rest applies to a URL target only.
 	Headers            []Header // extra request headers, ${VAR} unexpanded
@@ -90,6 +93,7 @@ type BuiltinTarget struct {
 	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
+	TTLMode             string        // ttl_mode: "sliding" (default) or "absolute" (from initialize, however active)
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -133,6 +137,9 @@ type GroupSpec struct {
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
 	// does not offer, or arguments its schema refuses, are reported there when the run starts.
 	ToolWhere, ArgumentsWhere string
+	// ClientsWhere is file:line:col of `clients` ("" when set by a flag or in Go): a fleet
+	// too large for the processes it runs in is refused there (CheckClientsInProcesses).
+	ClientsWhere string
 	// Churn makes the group's clients come and go (churn.go); nil: each keeps its session.
 	Churn *Churn
 }
@@ -196,6 +203,7 @@ var (
 	tools         = vocab.ReferenceTools()
 	protocols     = append(vocab.Protocols(), vocab.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
+	ttlModes      = vocab.TTLModes()
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}
 )

@@ -1,9 +1,12 @@
 package wire
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -201,4 +204,24 @@ func hostileEndpoint(t *testing.T, raw string) *Endpoint {
 	}
 	return &Endpoint{URL: raw, HTTP: hc, Protocol: Protocol20251125, RequestTimeout: 400 * time.Millisecond,
 		MaxBody: 64 << 10, MaxEvent: 64 << 10, ClientName: "hostile-test"}
+}
+
+// A gzip body under the body cap (sent though mcpchaos asks for no encoding) does not decode
+// as JSON: the error says the body was gzip-encoded, not only "invalid character '\x1f'"
+// (issue 30: `run` stopped at set-up saying just that).
+func TestGzipBodyNamed(t *testing.T) {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, _ = zw.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	_ = zw.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(gz.Bytes())
+	}))
+	defer srv.Close()
+	_, _, err := hostileEndpoint(t, srv.URL+"/mcp").Initialize(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the body was gzip-encoded") || Kind(err) != metrics.ErrProtocol {
+		t.Errorf("initialize against a gzip body: %v (kind %s), want a protocol error saying the body was gzip-encoded", err, Kind(err))
+	}
 }

@@ -306,8 +306,9 @@ func resumable(err error) bool {
 	return k == metrics.ErrReset || k == metrics.ErrTimeout && !errors.Is(err, context.DeadlineExceeded)
 }
 
-// gzipNamed says, of a reply over its cap, that it came compressed (inflated by net/http, or
-// sent with a Content-Encoding nobody asked for): a gzip bomb is named as one.
+// gzipNamed says, of a reply over its cap or that did not decode, that it came compressed
+// (inflated by net/http, or sent with a Content-Encoding nobody asked for): a gzip bomb is
+// named as one, not as "invalid character '\x1f'" (gzip's first byte).
 func gzipNamed(err error, resp *http.Response) error {
 	return encodingNamed(err, encodingNote(resp))
 }
@@ -317,17 +318,24 @@ func encodingNote(resp *http.Response) string {
 	switch enc := resp.Header.Get("Content-Encoding"); {
 	case resp.Uncompressed:
 		return " (of a gzip body, inflated)"
-	case enc != "":
+	case enc == "gzip" || enc == "x-gzip":
+		return " (the body was gzip-encoded: Content-Encoding: gzip, which mcpchaos does not ask for and reads as its compressed bytes)"
+	case enc != "" && enc != "identity":
 		return fmt.Sprintf(" (of a body sent with Content-Encoding: %.20s)", enc)
 	}
 	return ""
 }
 
-// encodingNamed adds note to err when err is a TooLargeError.
+// encodingNamed adds note to err: to a TooLargeError's what, or after any other error's text
+// (errors.As and Kind still see what it wraps).
 func encodingNamed(err error, note string) error {
-	var te *TooLargeError
-	if note != "" && errors.As(err, &te) {
-		te.What += note
+	if note == "" || err == nil {
+		return err
 	}
-	return err
+	var te *TooLargeError
+	if errors.As(err, &te) {
+		te.What += note
+		return err
+	}
+	return fmt.Errorf("%w%s", err, note)
 }

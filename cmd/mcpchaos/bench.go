@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/bench"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -165,16 +166,16 @@ func startBenchServer(ctx context.Context, self string, stderr io.Writer) (*exec
 		return nil, "", fmt.Errorf("starting the reference server: %w", err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	fields := strings.Fields(line)
-	if err == nil && (len(fields) < 5 || !strings.HasPrefix(fields[4], "http://")) {
-		err = fmt.Errorf("unexpected first line from the reference server: %q", line)
+	url, perr := refserver.ParseReadyLine(line)
+	if err == nil {
+		err = perr
 	}
 	if err != nil {
 		_ = srv.Process.Kill()
 		_ = srv.Wait()
 		return nil, "", fmt.Errorf("reading the reference server's address: %w", err)
 	}
-	return srv, fields[4], nil
+	return srv, url, nil
 }
 
 func printBench(w io.Writer, rep *benchReport) {

@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	zlog "github.com/rs/zerolog/log"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
@@ -83,10 +85,16 @@ func main() {
 		// second: the process ends at once, after removing the proxies a run made on an
 		// external toxiproxy-server (embedded proxies and the reference server live in this
 		// process and end with it).
-		<-sigs
+		first := <-sigs
 		cancel()
-		<-sigs
+		at := time.Now()
+		for s := range sigs {
+			if s != first || time.Since(at) >= repeatWindow {
+				break
+			}
+		}
 		fmt.Fprintln(os.Stderr, "mcpchaos: second signal: exiting at once")
+		outfile.RemoveInFlight() // the export being written is lost; nothing half-written stays
 		abandon.Abandon(os.Stderr)
 		if k := procsSecondSignal.Load(); k != nil {
 			k.Abandon() // a --procs run: its shards and reference server end first (package shards)
@@ -100,6 +108,13 @@ func main() {
 	signal.Stop(sigs)
 	os.Exit(exitCode(err))
 }
+
+// repeatWindow is how soon a second signal of the same kind counts as the first one again:
+// GNU timeout sends SIGTERM to the command and then to its process group, so the command gets
+// two at once, and took the pair for "stop, then stop at once" (issue 30: 2 of 20 runs under
+// `timeout` lost their whole export). Go does not say who sent a signal, so the same signal
+// within this window is one; a second Ctrl-C after it still exits at once.
+const repeatWindow = 500 * time.Millisecond
 
 type abandonerKey struct{}
 

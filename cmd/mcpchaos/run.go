@@ -77,7 +77,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 				return err
 			}
 			if fl.procs > 1 {
-				return runProcs(cmd.Context(), a[0], plan.Workload, *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runProcs(cmd.Context(), a[0], plan.Workload(), *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return run(cmd.Context(), plan, *fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -217,7 +217,7 @@ func parseFormats(s string) ([]string, error) {
 // the error that decides the exit status.
 func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.Writer) error {
 	formats, _ := parseFormats(fl.formats) // checked by fl.plan
-	w := plan.Workload
+	w := plan.Workload()
 	if err := checkOutputs("--out", outPath(fl.out, w.Name), formats); err != nil {
 		return err
 	}
@@ -231,8 +231,8 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 		engine.WithToolVersion(version), engine.WithStderr(stderr), engine.WithAbandoner(abandonerOf(ctx)),
 		engine.WithObserver(&progressObserver{mode: fl.progress, out: stderr}),
 		engine.WithReady(func(start time.Time) {
-			if !plan.StartAt.IsZero() {
-				fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.Shard),
+			if !plan.StartAt().IsZero() {
+				fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.Shard()),
 					start.UTC().Format(time.RFC3339Nano), time.Until(start).Round(time.Second))
 			}
 		}),
@@ -331,7 +331,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 	case err != nil:
 		return err
 	}
-	if plan.Shard == nil { // a shard's is judged on the merge, as its thresholds are
+	if plan.Shard() == nil { // a shard's is judged on the merge, as its thresholds are
 		if err := incompleteErr(exp, false); err != nil {
 			return err // the run did not measure the server: its gate says nothing of it
 		}
@@ -342,7 +342,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 // runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
 // steady-state probes (shard 0 runs them, and judges them).
 func runGate(plan *engine.Plan, exp *results.Export) error {
-	return gateOf(exp, plan.Shard == nil)
+	return gateOf(exp, plan.Shard() == nil)
 }
 
 // writeSteady prints the steady state and the rollbacks, and each failed rollback as a problem.
@@ -363,13 +363,13 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		case exp.Run.Aborted != "":
 			status = " (aborted by a threshold)"
 		}
-		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard), exp.Run.Target,
+		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard()), exp.Run.Target,
 			exp.Run.End.Sub(exp.Run.Start).Round(time.Millisecond), status)
 		writeIncomplete(stdout, exp)
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
-		engine.WriteRelease(stdout, exp)
+		results.WriteRelease(stdout, exp)
 		if len(problems) > 0 || len(exp.Run.Findings) > 0 {
 			fmt.Fprintf(stdout, "\n")
 		}
@@ -383,7 +383,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		writeGeneratorWarning(stdout, exp)
 	}
 	note := ""
-	if plan.Shard != nil {
+	if plan.Shard() != nil {
 		note = "(a shard's thresholds are judged on the merged result: mcpchaos merge)"
 	}
 	if l := exp.Run.SessionLeak; l != nil { // engine/leakcheck.go

@@ -123,6 +123,8 @@ func cmdTLSServer(ts *testscript.TestScript, neg bool, args []string) {
 // sigint2: send SIGINT to the background commands, then keep sending it (every 2 ms, for 10 s
 // at most) until they have exited: the second signal must end a run at once.
 func cmdSigint2(ts *testscript.TestScript, neg bool, args []string) {
+	// (The same signal within 500 ms counts once, main's repeatWindow: the one that ends the
+	// process is one sent past it.)
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: sigint2")
 	}
@@ -198,15 +200,18 @@ func cmdProxies(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// sigterm: send SIGTERM, by PID, to the script's background commands (testscript's kill knows
-// only INT and KILL).
+// sigterm [twice]: send SIGTERM, by PID, to the script's background commands (testscript's
+// kill knows only INT and KILL); twice sends a second one straight after, as GNU timeout does
+// (to the command, then to its process group).
 func cmdSigterm(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: sigterm")
+	if neg || len(args) > 1 || len(args) == 1 && args[0] != "twice" {
+		ts.Fatalf("usage: sigterm [twice]")
 	}
-	for _, c := range ts.BackgroundCmds() {
-		if c.Process != nil && c.ProcessState == nil {
-			_ = c.Process.Signal(syscall.SIGTERM)
+	for range 1 + len(args) {
+		for _, c := range ts.BackgroundCmds() {
+			if c.Process != nil && c.ProcessState == nil {
+				_ = c.Process.Signal(syscall.SIGTERM)
+			}
 		}
 	}
 }

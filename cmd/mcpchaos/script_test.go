@@ -42,6 +42,7 @@ func TestScripts(t *testing.T) {
 			"stopserver":     cmdStop,
 			"tlsserver":      cmdTLSServer,
 			"sigint2":        cmdSigint2,
+			"secretsizes":    cmdSecretSizes,
 			// status N CMD ARGS...: run CMD and require exit status N exactly; N may list
 			// several (0,99) where the script must not depend on which.
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {

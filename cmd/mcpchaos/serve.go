@@ -10,9 +10,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
+
+// serveHelp is the command's help, beside the function that builds it.
+const serveHelp = `Run the built-in reference MCP server standalone, for pointing other clients at it or for
+running it in a process of its own. Its regime comes from flags, or from a workload's
+target.builtin section with --from (flags given beside --from override it). It listens on loopback unless --public is given, and
+stops on Ctrl-C. Its own Prometheus metrics (sessions held, event logs, requests by status,
+RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-addr too.`
 
 func newServeCmd() *cobra.Command {
 	var (
@@ -27,16 +35,15 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the reference MCP server on its own",
-		Long: `Run the built-in reference MCP server standalone, for pointing other clients at it or for
-running it in a process of its own. Its regime comes from flags, or from a workload's
-target.builtin section with --from (flags given beside --from override it). It listens on loopback unless --public is given, and
-stops on Ctrl-C. Its own Prometheus metrics (sessions held, event logs, requests by status,
-RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-addr too.`,
-		Args: args(cobra.NoArgs),
+		Long:  serveHelp,
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, topo, err := serveSettings(cmd, from, cfg, topo, getVal)
 			if err != nil {
 				return err
+			}
+			if !cmd.Flags().Changed("max-sessions") && cfg.MaxSessions == 0 {
+				cfg.MaxSessions = defaultServeSessions // --from a workload without max_sessions too
 			}
 			host, _, err := net.SplitHostPort(addr)
 			if err != nil {
@@ -62,14 +69,14 @@ RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-
 				return err
 			}
 			defer inst.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
+			fmt.Fprintf(cmd.OutOrStdout(), refserver.ReadyPrefix+"%s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
 				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
 			if err := serveRefMetrics(cmd, inst, cfg, mAddr, public); err != nil {
 				return err
 			}
 			if inst.Cluster != nil {
 				t := inst.Cluster.Topology()
-				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, engine.RedactedEventLog(t.EventLog))
+				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, redact.URLString(t.EventLog))
 			}
 			<-cmd.Context().Done()
 			return nil
@@ -91,11 +98,16 @@ RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-
 	f.IntVar(&topo.Replicas, "replicas", 1, "replicas behind the embedded session-affinity router")
 	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
 	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
-	f.IntVar(&cfg.MaxSessions, "max-sessions", 0, "sessions held at most; initialize answers 503 beyond (0: no cap)")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", defaultServeSessions, "sessions held at most; initialize answers 503 beyond (0: no cap)")
 	f.BoolVar(&cfg.Leak, "leak", false, "never reclaim a dead session (a server that leaks): sessions held only grow")
 	f.StringVar(&mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
 	return cmd
 }
+
+// defaultServeSessions caps the sessions a standalone server holds unless told otherwise, as a
+// real server's connection and session limits do: without one, anything pointed at it (a
+// client that never ends its sessions) grows it without bound (issue 30: 20,000 held).
+const defaultServeSessions = 10_000
 
 // serveSettings is the server's regime: the flags, or with --from a workload's target.builtin
 // with the flags given explicitly laid over it.
@@ -109,8 +121,7 @@ func serveSettings(cmd *cobra.Command, from string, cfg refserver.Config, topo r
 			return cfg, topo, usagef("--from %s: the workload has no target.builtin section", from)
 		}
 		flags, flagTopo := cfg, topo
-		cfg = engine.ReferenceConfig(w.Target.Builtin)
-		topo = engine.ReferenceTopology(w.Target.Builtin)
+		cfg, topo = engine.Reference(w.Target.Builtin)
 		overrideFromFlags(cmd, &cfg, &topo, flags, flagTopo)
 	}
 	if from == "" || cmd.Flags().Changed("get-validation") {

@@ -65,6 +65,7 @@ func shards(t testing.TB, n, samples int) ([]results.Part, *results.Export) {
 		r.Shard = &results.Shard{Index: s, Count: n}
 		r.Generation, r.OtherGeneration = "session", "stateless"
 		r.Notes = []string{"the same note from every shard"}
+		r.Findings = []string{"errors.protocol: a replayed event with no data"}
 		r.NotObservable = map[string][]string{"probe": {"stale_events_applied"}}
 		r.Libraries = map[string]results.Library{"probe": {Kind: "ts-sdk", Name: "@modelcontextprotocol/sdk", Version: "1.32.2",
 			Options: map[string]any{"maxRetries": 10}, NegotiatedProtocol: "2025-11-25", ErrorClasses: map[string]int64{"McpError(-32001)": 1}}}
