@@ -65,7 +65,8 @@ type Target struct {
 	// expire by idling. "ttl" in a phase then counts 0, and no death is estimated.
 	NoSessionTTL bool
 	// TTLMode is how the session TTL counts (Builtin.TTLMode, or a URL target's ttl_mode):
-	// vocab.TTLSliding from the last request (the default), vocab.TTLAbsolute from initialize.
+	// vocab.TTLSliding ("" when not given) from the last request, vocab.TTLAbsolute from
+	// initialize.
 	TTLMode string
 
 	// The rest applies to a URL target only.
@@ -96,7 +97,7 @@ type BuiltinTarget struct {
 	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
-	TTLMode             string        // ttl_mode: "sliding" (default) or "absolute" (from initialize, however active)
+	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
