@@ -177,6 +177,13 @@ func WriteJUnit(w io.Writer, e *Export) error {
 	if e.Generator != nil && e.Generator.Starved {
 		s.Properties = append(s.Properties, junitProperty{"generator_starved", e.Generator.Why()})
 	}
+	if c := e.Overall.Causes; c != nil && c.OwnErrors+c.CallsLate+c.SkippedWhileStarved > 0 { // causes.go
+		s.Properties = append(s.Properties, junitProperty{"tool_own_errors", fmt.Sprint(c.OwnErrors)},
+			junitProperty{"calls_not_made_on_time", fmt.Sprint(c.CallsLate + c.SkippedWhileStarved)})
+	}
+	if why := e.OwnErrorsWhy(); why != "" {
+		s.Properties = append(s.Properties, junitProperty{"incomplete", why})
+	}
 	if e.Run.Shard != nil {
 		s.Properties = append(s.Properties, junitProperty{"shard", e.Run.Shard.String()})
 	}

@@ -173,11 +173,16 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	if res.Interrupted {
 		return errInterrupted
 	}
-	if err := res.Err(); err != nil {
-		return err
-	}
-	if err := incompleteErr(merged, true); err != nil {
-		return err // starved by its own plan, or its errors its own: it did not measure the server
+	// Starved by its own plan, or its errors its own: it did not measure the server, which is
+	// said first; shards that failed are said too.
+	incomplete, failed := incompleteErr(merged, true), res.Err()
+	switch {
+	case incomplete != nil && failed != nil:
+		return fmt.Errorf("%w; and %w", incomplete, failed)
+	case incomplete != nil:
+		return incomplete
+	case failed != nil:
+		return failed
 	}
 	return verdictError(merged)
 }
