@@ -15,7 +15,7 @@ import (
 )
 
 // The client library kinds beyond the Go SDK's: mcp-go's client in process, and the
-// TypeScript SDKs' clients in node workers (fleet.TSClientsPerWorker to a worker). They are
+// TypeScript SDKs' clients in node workers (clients/tsworker.ClientsPerWorker to a worker). They are
 // held by a fleet of that kind, as a run holds them; a TypeScript kind's memory and CPU are
 // its measuring process's plus its node workers' (their PIDs travel in the reports).
 const (

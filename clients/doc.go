@@ -16,13 +16,17 @@
 //     a package: each moves its client's state and counts into the fleet's per-client
 //     accounting (sessions, deaths, retries against the dead, turns not made), which a
 //     package of drivers could reach only through some forty exports of it;
-//   - tsworker: not Go: the node worker that holds the TypeScript SDKs' clients for fleet
-//     (worker.mjs, locked by package-lock.json; npm ci there).
+//   - tsworker: the node worker that holds the TypeScript SDKs' clients for fleet (worker.mjs,
+//     locked by package-lock.json), embedded in the binary, with where its libraries are
+//     (Locate) or go (Install: `mcpchaos setup ts-libraries`), and its Go side: one node
+//     process started, spoken to over JSON lines, and ended by its handle (worker.go). It
+//     knows no fleet.
 //
-// Arrows run one way: fleet uses wire, policy and truth; wire, policy and truth use none of
-// each other. None of them imports workloads, faults, results, the engine or the reference
-// server. The names a workload may use (policies, libraries and their options, probe methods,
-// protocol versions, log levels, the reference server's tools) are a workload file's words,
-// defined in package vocab (workloads/vocab), which wire and policy take theirs from and which
-// imports nothing of theirs: reading a workload needs none of clients.
+// Arrows run one way: fleet uses wire, policy, truth and tsworker; those use none of each
+// other (tsworker only policy's kind names). None of them imports workloads, faults, results,
+// the engine or the reference server. The names a workload may use (policies, libraries and
+// their options, probe methods, protocol versions, log levels, the reference server's tools)
+// are a workload file's words, defined in package vocab (workloads/vocab), which wire and
+// policy take theirs from and which imports nothing of theirs: reading a workload needs none
+// of clients.
 package clients

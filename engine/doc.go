@@ -9,6 +9,9 @@
 //	plan, err := engine.NewPlan(w)
 //	exp, err := engine.Run(ctx, plan)
 //
+// A Plan is what NewPlan checked: it holds its own copy of the workload, so changing w after
+// NewPlan changes nothing; Run refuses a nil or zero Plan with a ConfigError.
+//
 // Run returns an export whenever anything started, interrupted and failed runs included,
 // with the reason in exp.Run.Error. Its errors are typed (ConfigError, SetupError,
 // MeasureError, PanicError, AbortError, ErrInterrupted) for the caller to map; the engine

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mcpchaos/mcpchaos/engine"
@@ -39,7 +40,16 @@ func Example() {
 		fmt.Println("run:", err)
 		return
 	}
-	naive, probe := exp.Group("naive"), exp.Group("probe")
+	naive, err := exp.LookupGroup("naive") // a misspelt name is an error naming the groups
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	probe, err := exp.LookupGroup("probe")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("naive misattributes errors:", naive.Counter(metrics.MisattributedErrors) > 0)
 	fmt.Println("naive retries into dead sessions:", naive.Counter(metrics.RetriesAgainstDead) > 0)
 	fmt.Println("probe misattributes errors:", probe.Counter(metrics.MisattributedErrors) > 0)
@@ -47,4 +57,30 @@ func Example() {
 	// naive misattributes errors: true
 	// naive retries into dead sessions: true
 	// probe misattributes errors: false
+}
+
+// A plan is what NewPlan checked, and nothing else: the workload it was made from, and the
+// copy the plan hands out, may change afterwards without effect. Run refuses no plan, and the
+// zero Plan, with a *engine.ConfigError rather than a panic.
+func ExampleNewPlan() {
+	w, err := workloads.Builtin("seed-incident-fast")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	plan, err := engine.NewPlan(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w.Groups[0].Clients = -3                 // too late: the plan has its own copy
+	plan.Workload().Groups[0].Clients = 1000 // a copy too
+	fmt.Println("clients planned:", plan.Workload().Groups[0].Clients)
+
+	_, err = engine.Run(context.Background(), &engine.Plan{})
+	var ce *engine.ConfigError
+	fmt.Println(errors.As(err, &ce), err)
+	// Output:
+	// clients planned: 25
+	// true engine.Run: an empty Plan; a plan comes from engine.NewPlan(workload, options...), which checks it
 }

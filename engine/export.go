@@ -66,7 +66,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		Proxies:        r.proxies,
 		Shard:          r.exportedShard(),
 	}
-	run.ID, run.Labels = r.id, r.plan.Labels
+	run.ID, run.Labels = r.id, r.plan.Labels() // a copy: the export is the caller's to change
 	if r.late > 0 && run.Shard != nil {
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}
@@ -129,7 +129,15 @@ func (r *runner) phaseTurns(phases []results.PhaseAt) {
 			if ph.Turns == nil {
 				ph.Turns, ph.CallsNotMade = map[string]int64{}, map[string]int64{}
 			}
-			ph.Turns[r.w.Groups[i].Name], ph.CallsNotMade[r.w.Groups[i].Name] = pt.Turns, pt.NotMade
+			g := r.w.Groups[i].Name
+			// Turns before a client's first session are planned turns not made (latestarts.go).
+			ph.Turns[g], ph.CallsNotMade[g] = pt.Turns+pt.NotStarted, pt.NotMade+pt.NotStarted
+			if pt.NotStarted > 0 {
+				if ph.CallsNotStarted == nil {
+					ph.CallsNotStarted = map[string]int64{}
+				}
+				ph.CallsNotStarted[g] = pt.NotStarted
+			}
 		}
 	}
 }
@@ -191,13 +199,13 @@ func (r *runner) failedExport(at time.Time, cause error) (*results.Export, error
 // exportedShard is how the export records the plan's shard: which one, the start time the
 // shards agreed on, and how late this one came.
 func (r *runner) exportedShard() *results.Shard {
-	s := r.plan.Shard
+	s := r.plan.shard
 	if s == nil {
 		return nil
 	}
 	out := &results.Shard{Index: s.Index, Count: s.Count}
-	if !r.plan.StartAt.IsZero() {
-		at := r.plan.StartAt.UTC()
+	if !r.plan.startAt.IsZero() {
+		at := r.plan.startAt.UTC()
 		out.StartAt = &at
 	}
 	if r.late > 0 {

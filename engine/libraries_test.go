@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -25,11 +25,11 @@ import (
 // none of these classes and records no library.
 
 // needTS skips a test of the TypeScript kinds where node or the worker's packages are missing
-// (npm ci in clients/tsworker), and fails it under CI=true, where .ci/run installs them.
+// (mcpchaos setup ts-libraries), and fails it under CI=true, where .ci/run installs them.
 func needTS(t *testing.T) {
 	t.Helper()
 	for _, kind := range []string{policy.ClientTSSDK, policy.ClientTSClient} {
-		if err := fleet.CheckTSWorker(kind); err != nil {
+		if err := tsworker.Check(kind); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatal(err)
 			}

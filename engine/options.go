@@ -61,7 +61,9 @@ func WithProblems(fn func(problems []string)) Option {
 func newRunOptions(opts []Option) runOptions {
 	ro := runOptions{toolVersion: "dev", stderr: os.Stderr}
 	for _, o := range opts {
-		o(&ro)
+		if o != nil { // a nil Option is no option, as in NewPlan
+			o(&ro)
+		}
 	}
 	if ro.abandon == nil {
 		ro.abandon = &Abandoner{}

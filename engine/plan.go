@@ -16,18 +16,49 @@ import (
 
 // Plan is what a run will do: a validated workload (a shard's share of it when sharded), the
 // thresholds to judge and when to start. NewPlan builds it without I/O.
+//
+// A Plan cannot be changed once NewPlan has checked it: its fields are its own (the workload
+// a deep copy of the caller's, which the caller may go on changing without effect), and its
+// accessors hand out copies. What a caller may choose is a PlanOption, checked by NewPlan.
+// The zero Plan is no plan: Run refuses it with a *ConfigError.
 type Plan struct {
-	Workload   *workloads.Workload
-	Shard      *Shard           // nil: the whole fleet
-	StartAt    time.Time        // zero: as soon as set up
-	Thresholds []gate.Threshold // the workload's, then the options'
-	// Labels say what the run tested (release, commit, environment): the export records them,
+	workload   *workloads.Workload
+	shard      *Shard           // nil: the whole fleet
+	startAt    time.Time        // zero: as soon as set up
+	thresholds []gate.Threshold // the workload's, then the options'
+	// labels say what the run tested (release, commit, environment): the export records them,
 	// compare shows them, the report puts them on its trend axis.
-	Labels map[string]string
-	// NoSchemaCheck sends the workload's tool arguments without checking them against the
+	labels map[string]string
+	// noSchemaCheck sends the workload's tool arguments without checking them against the
 	// tool's inputSchema first (for servers whose schema lies).
-	NoSchemaCheck bool
+	noSchemaCheck bool
 }
+
+// Workload is a copy of the workload the plan runs (a shard's share of it when sharded, with
+// the options applied): changing it changes nothing of the plan.
+func (p *Plan) Workload() *workloads.Workload { return p.workload.Clone() }
+
+// Shard is the part of the fleet the plan runs (WithShard); nil: the whole fleet.
+func (p *Plan) Shard() *Shard {
+	if p.shard == nil {
+		return nil
+	}
+	s := *p.shard
+	return &s
+}
+
+// StartAt is when the clients start (WithStartAt); zero: as soon as the run is set up.
+func (p *Plan) StartAt() time.Time { return p.startAt }
+
+// Thresholds are the thresholds the run is judged by: the workload's, then WithThresholds'.
+func (p *Plan) Thresholds() []gate.Threshold { return slices.Clone(p.thresholds) }
+
+// Labels are the run's labels (WithLabels).
+func (p *Plan) Labels() map[string]string { return maps.Clone(p.labels) }
+
+// NoSchemaCheck says the tool arguments are sent without checking them against the tool's
+// inputSchema first (WithNoSchemaCheck).
+func (p *Plan) NoSchemaCheck() bool { return p.noSchemaCheck }
 
 // PlanOption changes a plan before NewPlan checks it, once.
 type PlanOption func(*planDraft)
@@ -54,7 +85,7 @@ func WithToxiproxy(api string) PlanOption {
 
 // WithShard runs every count-th client of each group, from client index (counted from 0).
 func WithShard(index, count int) PlanOption {
-	return func(d *planDraft) { d.plan.Shard = &Shard{Index: index, Count: count} }
+	return func(d *planDraft) { d.plan.shard = &Shard{Index: index, Count: count} }
 }
 
 // WithProcs says the whole workload runs as n local shard processes (run --procs n): each
@@ -83,24 +114,24 @@ func (e *ShardError) Error() string { return fmt.Sprintf("shard %s: %s", &e.Shar
 
 // WithStartAt starts the clients at t (shards starting together).
 func WithStartAt(t time.Time) PlanOption {
-	return func(d *planDraft) { d.plan.StartAt = t }
+	return func(d *planDraft) { d.plan.startAt = t }
 }
 
 // WithThresholds adds thresholds to the workload's; those with AbortOnFail stop the run as
 // soon as they fail for good.
 func WithThresholds(ths ...gate.Threshold) PlanOption {
-	return func(d *planDraft) { d.plan.Thresholds = append(d.plan.Thresholds, ths...) }
+	return func(d *planDraft) { d.plan.thresholds = append(d.plan.thresholds, ths...) }
 }
 
 // WithLabels labels the run (key=value pairs such as release=v1.4.2); later labels of the
 // same key win.
 func WithLabels(labels map[string]string) PlanOption {
 	return func(d *planDraft) {
-		if d.plan.Labels == nil {
-			d.plan.Labels = map[string]string{}
+		if d.plan.labels == nil {
+			d.plan.labels = map[string]string{}
 		}
 		for k, v := range labels {
-			d.plan.Labels[k] = v
+			d.plan.labels[k] = v
 		}
 	}
 }
@@ -108,7 +139,7 @@ func WithLabels(labels map[string]string) PlanOption {
 // WithNoSchemaCheck skips the check of the workload's tool arguments against the tool's
 // inputSchema before the run.
 func WithNoSchemaCheck() PlanOption {
-	return func(d *planDraft) { d.plan.NoSchemaCheck = true }
+	return func(d *planDraft) { d.plan.noSchemaCheck = true }
 }
 
 // GroupOverrides replace what every group of a workload says (run --tool, --tool-args,
@@ -135,17 +166,19 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	}
 	var d planDraft
 	for _, o := range opts {
-		o(&d)
+		if o != nil { // a nil option (an unset variable of PlanOption) is no option
+			o(&d)
+		}
 	}
 	p := d.plan
 	if err := invalid(w.Validate()); err != nil {
 		return nil, err
 	}
 	w = w.AsRun() // a workload changed in Go is named as such in the export
-	if err := invalid(w.CheckThresholds("thresholds (added)", p.Thresholds)); err != nil {
+	if err := invalid(w.CheckThresholds("thresholds (added)", p.thresholds)); err != nil {
 		return nil, err
 	}
-	p.Thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), p.Thresholds...)
+	p.thresholds = append(append([]gate.Threshold(nil), w.Thresholds...), p.thresholds...)
 	if d.toxiproxy != nil {
 		c := *w
 		c.Toxiproxy = *d.toxiproxy
@@ -166,7 +199,7 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if s := p.Shard; s != nil {
+	if s := p.shard; s != nil {
 		switch {
 		case s.Count < 1 || s.Count > MaxShards:
 			return nil, &ConfigError{Field: "shard", Err: &ShardError{*s, fmt.Sprintf("the shard count must be between 1 and %d", MaxShards)}}
@@ -178,10 +211,10 @@ func NewPlan(w *workloads.Workload, opts ...PlanOption) (*Plan, error) {
 	if err := w.CheckClientsInProcesses(max(d.procs, 1)); err != nil { // what one process runs
 		return nil, &ConfigError{Field: "groups", Err: err}
 	}
-	if err := checkLabels(p.Labels); err != nil {
+	if err := checkLabels(p.labels); err != nil {
 		return nil, &ConfigError{Field: "labels", Err: err}
 	}
-	p.Workload = w
+	p.workload = w.Clone() // the caller's workload may change after this; the plan's does not
 	return &p, nil
 }
 

@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -50,5 +53,82 @@ func TestPlanCapsClientsPerProcess(t *testing.T) {
 	}
 	if _, err := NewPlan(w, WithShard(0, 2)); err != nil {
 		t.Fatalf("half of it: %v", err)
+	}
+}
+
+// What NewPlan checked is what runs: the caller's workload, its copy handed out by the plan,
+// and the accessors' slices and maps may all change afterwards without touching the plan.
+func TestPlanCannotBeChangedAfterNewPlan(t *testing.T) {
+	w := tinyWorkload(t, "tiny", 3)
+	w.Groups[0].Arguments = map[string]any{"text": "planned"}
+	th, err := gate.ParseThreshold("probe.misattributed_errors == 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(w, WithLabels(map[string]string{"release": "v1"}), WithShard(0, 1), WithThresholds(th))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What issue 31 did: a value no file could hold, set after the check.
+	w.Groups[0].Clients = -3
+	w.Groups[0].Arguments["text"] = "changed"
+	w.Phases[0].Duration = -time.Second
+	w.Faults = nil
+	got := p.Workload()
+	got.Groups[1].Clients = 100000
+	got.Groups = nil
+	p.Thresholds()[0].Expr = "changed"
+	p.Labels()["release"] = "changed"
+	p.Shard().Count = 7
+
+	again := p.Workload()
+	if err := again.Validate(); err != nil {
+		t.Fatalf("the plan's workload changed with the caller's: %v", err)
+	}
+	switch {
+	case again.Groups[0].Clients != 3 || again.Groups[1].Clients != 3:
+		t.Errorf("clients %d, %d; want the planned 3, 3", again.Groups[0].Clients, again.Groups[1].Clients)
+	case again.Groups[0].Arguments["text"] != "planned":
+		t.Errorf("arguments %v; want the planned ones", again.Groups[0].Arguments)
+	case again.Phases[0].Duration != 400*time.Millisecond || len(again.Faults) != 1:
+		t.Errorf("phases %v, faults %v; want the planned ones", again.Phases, again.Faults)
+	case len(p.Thresholds()) != 1 || p.Thresholds()[0].Expr == "changed":
+		t.Errorf("thresholds %v", p.Thresholds())
+	case p.Labels()["release"] != "v1" || p.Shard().Count != 1:
+		t.Errorf("labels %v, shard %v", p.Labels(), p.Shard())
+	}
+	if again == p.workload || again.Groups[0].Arguments == nil {
+		t.Error("Workload handed out the plan's own workload")
+	}
+}
+
+// Run refuses what is not a plan with a *ConfigError, in the caller's goroutine, before it
+// touches anything: no panic.
+func TestRunRefusesNoPlan(t *testing.T) {
+	w := tinyWorkload(t, "tiny", 1)
+	p, err := NewPlan(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		plan *Plan
+		want string
+	}{
+		{"nil plan", context.Background(), nil, "no plan; make one with engine.NewPlan"},
+		{"zero plan", context.Background(), &Plan{}, "an empty Plan; a plan comes from engine.NewPlan"},
+		{"nil context", nil, p, "no context"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exp, err := Run(c.ctx, c.plan, nil) // a nil Option is no option
+			var ce *ConfigError
+			if exp != nil || !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Run = %v, %v; want no export and a ConfigError saying %q", exp, err, c.want)
+			}
+		})
+	}
+	if _, err := NewPlan(w, nil); err != nil {
+		t.Errorf("NewPlan with a nil option: %v", err)
 	}
 }

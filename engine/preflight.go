@@ -217,7 +217,7 @@ func (r *runner) resolveTools(pf *preflight) error {
 			g.Tool = pf.tools[k].Name
 			g.Arguments, g.ArgumentsWhere = nil, "" // the workload's arguments were for another tool
 		}
-		if g.Arguments != nil && !r.plan.NoSchemaCheck {
+		if g.Arguments != nil && !r.plan.noSchemaCheck {
 			if err := checkArgs(pf.tools[k], g.Arguments, g.Name); err != nil {
 				where := g.ArgumentsWhere
 				if where == "" {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -25,8 +24,8 @@ type release struct {
 	err     error // the first action that failed, once the run is over
 }
 
-// ReferenceTopology is the cluster shape a workload's built-in target asks for.
-func ReferenceTopology(b *workloads.BuiltinTarget) refserver.Topology {
+// topologyOf is the cluster shape a workload's built-in target asks for.
+func topologyOf(b *workloads.BuiltinTarget) refserver.Topology {
 	return refserver.Topology{Replicas: b.Replicas, Routing: b.Routing, EventLog: b.EventLog}
 }
 
@@ -36,7 +35,7 @@ func (r *runner) startBuiltin(cfg refserver.Config) (*refserver.Instance, error)
 	if !r.w.Topological() {
 		return refserver.Start("127.0.0.1:0", cfg)
 	}
-	return refserver.StartCluster("127.0.0.1:0", cfg, ReferenceTopology(r.w.Target.Builtin))
+	return refserver.StartCluster("127.0.0.1:0", cfg, topologyOf(r.w.Target.Builtin))
 }
 
 // prepareActions builds the schedule's actions, expanding exec environments now so that a
@@ -66,12 +65,6 @@ func (r *runner) prepareActions() error {
 		}
 	}
 	return nil
-}
-
-// RedactedEventLog is an event log as it may be printed: a Redis URL without its password.
-func RedactedEventLog(s string) string {
-	b := workloads.BuiltinTarget{EventLog: s}
-	return b.RedactedEventLog()
 }
 
 func buildAction(f workloads.Fault, runSecrets *redact.Set, groups *faults.Groups) (faults.Action, error) {
@@ -157,33 +150,5 @@ func (r *runner) exportRelease(exp *results.Export) {
 	exp.Topology = t
 	if t.LogErrors > 0 {
 		exp.Run.Notes = append(exp.Run.Notes, fmt.Sprintf("the Redis event log failed %d commands: replays after them may lack events (or find none) that a working log would have held", t.LogErrors))
-	}
-}
-
-// WriteRelease prints, under the summary, how the reference server's sessions died and what
-// the actions did. (The engine itself prints nothing: cmd/mcpchaos calls it.)
-func WriteRelease(w io.Writer, exp *results.Export) {
-	if t := exp.Topology; t != nil {
-		fmt.Fprintf(w, "\nreference server: %d replicas, routing %s, event log %s\n", t.Replicas, t.Routing, t.EventLog)
-		for _, d := range t.Deaths {
-			by := d.Cause
-			if d.Fault != "" {
-				by += " (" + d.Fault + ")"
-			}
-			fmt.Fprintf(w, "  sessions died of %-28s on replica %d: %d\n", by, d.Replica, d.Sessions)
-		}
-		if t.LogErrors > 0 {
-			fmt.Fprintf(w, "  event log: %d Redis commands failed\n", t.LogErrors)
-		}
-	}
-	if len(exp.Actions) > 0 {
-		fmt.Fprintf(w, "\nactions:\n")
-	}
-	for _, a := range exp.Actions {
-		line := fmt.Sprintf("  %6.2fs-%.2fs  %s %s: %s", a.StartedAtS, a.EndedAtS, a.Kind, a.Action, a.Detail)
-		if a.Output != "" {
-			line += fmt.Sprintf(" (%d bytes of output in the export)", len(a.Output))
-		}
-		fmt.Fprintln(w, line)
 	}
 }

@@ -77,8 +77,8 @@ type runner struct {
 //	*RollbackError  export: the run went as planned, but a rollback failed (rollback.go)
 //	ErrInterrupted  export once the clients have started (marked interrupted); none during set-up
 //	                or while waiting for the plan's start time
-//	*ConfigError    none: a mistake in what was asked (a header variable unset, an unreadable CA file,
-//	                a fault the toxiproxy-server refuses), found before anything ran
+//	*ConfigError    none: a mistake in what was asked (no plan from NewPlan, a header variable unset,
+//	                an unreadable CA file, a fault the toxiproxy-server refuses), found before anything ran
 //	other errors    none: an observer that could not start (its error), a plan's start time that
 //	                passed during set-up; and a *PanicError from Run's own goroutine has none
 //
@@ -86,10 +86,15 @@ type runner struct {
 // status, as cmd/mcpchaos does. The workload's rollbacks run on every exit after the run's
 // checks (a *ConfigError has none), before Run returns; the export records them.
 func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, err error) {
+	if err := checkRunArgs(ctx, plan); err != nil {
+		return nil, err
+	}
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	r := &runner{plan: plan, w: plan.Workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
+	// The run works on its own copy of the workload: what it hands out (the export, the
+	// observers' view) never reaches the plan, which may run again.
+	r := &runner{plan: plan, w: plan.workload.Clone(), opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.secrets = runSecrets(r.w)
 	r.groups = &faults.Groups{}
 	r.opts.abandon.addGroups(r.groups)
@@ -162,14 +167,28 @@ const startLead = 20 * time.Millisecond
 func startTime(now time.Time, plan *Plan) (start time.Time, late time.Duration, err error) {
 	start = now.Add(startLead)
 	switch {
-	case plan.StartAt.IsZero():
+	case plan.startAt.IsZero():
 		return start, 0, nil
-	case !start.After(plan.StartAt):
-		return plan.StartAt, 0, nil
-	case plan.Shard != nil || plan.StartAt.After(now):
-		return start, start.Sub(plan.StartAt), nil
+	case !start.After(plan.startAt):
+		return plan.startAt, 0, nil
+	case plan.shard != nil || plan.startAt.After(now):
+		return start, start.Sub(plan.startAt), nil
 	}
-	return time.Time{}, 0, fmt.Errorf("the start time %s passed while this run was setting up; give a time further ahead", plan.StartAt.Format(time.RFC3339))
+	return time.Time{}, 0, fmt.Errorf("the start time %s passed while this run was setting up; give a time further ahead", plan.startAt.Format(time.RFC3339))
+}
+
+// checkRunArgs refuses what Run cannot start from, before it touches anything: no context, no
+// plan, or a Plan that NewPlan did not make (the zero Plan).
+func checkRunArgs(ctx context.Context, plan *Plan) error {
+	switch {
+	case ctx == nil:
+		return &ConfigError{Field: "context", Err: errors.New("engine.Run: no context; pass one, e.g. context.Background()")}
+	case plan == nil:
+		return &ConfigError{Field: "plan", Err: errors.New("engine.Run: no plan; make one with engine.NewPlan(workload, options...)")}
+	case plan.workload == nil:
+		return &ConfigError{Field: "plan", Err: errors.New("engine.Run: an empty Plan; a plan comes from engine.NewPlan(workload, options...), which checks it")}
+	}
+	return nil
 }
 
 // measure runs the fleets, the fault schedule, the health watcher and the observers from
@@ -178,17 +197,17 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(r.w.Duration))
 	defer cancel()
 	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
-	obs := &observing{v: newView(r.w.Name, r.plan.Shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
+	obs := &observing{v: newView(r.w.Name, r.plan.Shard(), r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
 	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
 	obs.v.servesAnyID = r.servesAnyID()
-	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels, r.w.Phases, r.log.inForce
+	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels(), r.w.Phases, r.log.inForce
 	obs.v.faultsDuring = r.log.during
 	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {
 		obs.v.faultNames = append(obs.v.faultNames, f.Name)
 	}
-	if early := abortThresholds(r.plan.Thresholds); len(early) > 0 {
+	if early := abortThresholds(r.plan.thresholds); len(early) > 0 {
 		obs.obs = append(obs.obs, &watchdog{ths: early, abort: r.abortOn(cancel)})
 	}
 	obs.obs = append(obs.obs, r.opts.observers...)
@@ -268,6 +287,7 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 		ps = append(ps, r.measuredNothing(ps)...) // measured.go
 		ps = append(ps, r.shortfalls()...)
 		ps = append(ps, r.unmeasurableDeaths()...) // measured.go
+		ps = append(ps, r.lateStarts()...)         // latestarts.go
 		if len(ps) > 0 {
 			problems = append(problems, r.explainProblems(ps)...) // the run could not measure what it was asked (clients/fleet/problems.go)
 			fatal = true
@@ -285,7 +305,8 @@ func (r *runner) finish(start, end time.Time, interrupted bool, h *health, fault
 	exp.Timeline = tl
 	exp.SteadyState = r.steadySection(start)
 	exp.Generator = generatorReport(r.gen, exp)
-	exp.Thresholds = results.Judge(exp, r.plan.Thresholds)
+	exp.Attribute() // whose the transport errors are (results/causes.go)
+	exp.Thresholds = results.Judge(exp, r.plan.thresholds)
 	r.abortMu.Lock()
 	aborted, why := r.aborted, r.abortWhy
 	r.abortMu.Unlock()

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/metrics"
@@ -20,6 +21,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // targetInfo is what setUp learnt about the target, for the export.
@@ -77,7 +79,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		return configErr("group %s: %w", g.Name, err)
 	}
 	if g.Policy == policy.ClientTSSDK || g.Policy == policy.ClientTSClient {
-		if err := fleet.CheckTSWorker(g.Policy); err != nil {
+		if err := tsworker.Check(g.Policy); err != nil {
 			return configErr("group %s: %w", g.Name, err)
 		}
 	}
@@ -139,7 +141,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	t := r.w.Target
 	if t.Builtin != nil {
-		inst, err := r.startBuiltin(ReferenceConfig(t.Builtin).WithDefaults())
+		inst, err := r.startBuiltin(configOf(t.Builtin).WithDefaults())
 		if err != nil {
 			return wire.Conn{}, nil, fmt.Errorf("starting the reference server: %w", err)
 		}
@@ -173,7 +175,12 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 	} else if t.SessionTTL <= 0 {
 		r.tgt.notes = append(r.tgt.notes, "the target declares no session_ttl: session deaths could not be estimated, so detection_delay, dead-session counts and false_healthy_seconds cover only what the server's answers revealed")
 	}
-	return conn, truth.NewEstimated(t.SessionTTL), nil
+	est := truth.NewEstimated(t.SessionTTL)
+	if t.TTLMode == vocab.TTLAbsolute && t.SessionTTL > 0 {
+		est.Regime.AbsoluteTTL = true
+		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf("the target declares ttl_mode: absolute: each session's death is estimated %s after its first success (initialize), however active it was", t.SessionTTL))
+	}
+	return conn, est, nil
 }
 
 // startInjector starts embedded Toxiproxy, or connects to the workload's toxiproxy-server and
@@ -351,6 +358,9 @@ func (r *runner) describeTarget(run *results.Run) {
 		if r.servesAnyID() {
 			run.Withhold(f.Name(), results.ServesAnyID, estimateDerived...)
 		}
+		if line := absoluteHint(f.Name(), f.Report().DeathTimes[truth.DeathObserved], r.w.Target); line != "" {
+			run.Notes = append(run.Notes, line)
+		}
 		if n := f.Report().EstimateRefuted; n > 0 {
 			run.Withhold(f.Name(), results.EstimateRefuted, estimateDerived...)
 		}
@@ -395,14 +405,20 @@ func phaseAt(phases []workloads.Phase) func(time.Duration) int {
 	}
 }
 
-// ReferenceConfig turns a workload's built-in target section into the reference server's
-// config.
-func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
+// Reference is the reference server a workload's built-in target section asks for: its config
+// and its cluster shape (what `mcpchaos serve --from` starts, as a run would).
+func Reference(b *workloads.BuiltinTarget) (refserver.Config, refserver.Topology) {
+	return configOf(b), topologyOf(b)
+}
+
+// configOf turns a workload's built-in target section into the reference server's config.
+func configOf(b *workloads.BuiltinTarget) refserver.Config {
 	return refserver.Config{
 		SessionTTL:          b.SessionTTL,
 		Retention:           b.Retention,
 		RetentionEvents:     b.RetentionEvents,
 		GetValidation:       refserver.GetValidation(b.GetValidation),
+		TTLMode:             b.TTLMode,
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,
@@ -413,4 +429,16 @@ func ReferenceConfig(b *workloads.BuiltinTarget) refserver.Config {
 		MaxSessions:         b.MaxSessions,
 		Leak:                b.Leak,
 	}
+}
+
+// absoluteHint says, for a target by URL whose TTL is estimated as sliding, that the group
+// saw sessions answered dead before the TTL from their last success: a server that ends
+// sessions a fixed time after initialize, however active, shows so (as may a restart or a
+// DELETE of the server's own). "" when there is nothing to say.
+func absoluteHint(group string, observed int64, t workloads.Target) string {
+	if observed == 0 || t.URL == "" || t.SessionTTL <= 0 || t.TTLMode == vocab.TTLAbsolute {
+		return ""
+	}
+	return fmt.Sprintf("group %s: %d sessions were answered dead before the declared session_ttl (%s) from their last success had passed: the server may end sessions a fixed time after initialize however active they are (declare ttl_mode: absolute beside session_ttl; inspect --ttl tells), or ended them itself (a restart, its own DELETE)",
+		group, observed, t.SessionTTL)
 }

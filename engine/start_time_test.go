@@ -22,10 +22,10 @@ func TestStartTime(t *testing.T) {
 		err   string
 	}{
 		{name: "as soon as set up", plan: Plan{}, start: now.Add(startLead)},
-		{name: "a start time ahead", plan: Plan{StartAt: ahead}, start: ahead},
-		{name: "a start time within the lead", plan: Plan{StartAt: now.Add(startLead / 2)}, start: now.Add(startLead), late: startLead / 2},
-		{name: "a shard's start time passed", plan: Plan{StartAt: passed, Shard: shard}, start: now.Add(startLead), late: 3*time.Second + startLead},
-		{name: "a start time passed", plan: Plan{StartAt: passed}, err: "the start time 2026-12-03T09:59:57Z passed while this run was setting up"},
+		{name: "a start time ahead", plan: Plan{startAt: ahead}, start: ahead},
+		{name: "a start time within the lead", plan: Plan{startAt: now.Add(startLead / 2)}, start: now.Add(startLead), late: startLead / 2},
+		{name: "a shard's start time passed", plan: Plan{startAt: passed, shard: shard}, start: now.Add(startLead), late: 3*time.Second + startLead},
+		{name: "a start time passed", plan: Plan{startAt: passed}, err: "the start time 2026-12-03T09:59:57Z passed while this run was setting up"},
 	} {
 		start, late, err := startTime(now, &tc.plan)
 		switch {

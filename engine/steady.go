@@ -65,7 +65,7 @@ type probeRun struct {
 // runsSteady says whether this process runs the steady state and the rollbacks: a sharded
 // run leaves them to shard 0, so that a probe is judged once and a rollback is not run once
 // per shard.
-func (r *runner) runsSteady() bool { return r.plan.Shard == nil || r.plan.Shard.Index == 0 }
+func (r *runner) runsSteady() bool { return r.plan.shard == nil || r.plan.shard.Index == 0 }
 
 // prepareSteady expands the command probes' environments (a variable that is not set stops the
 // run before anything starts) and adds their values and the probe URLs to the run's secrets.

@@ -129,7 +129,7 @@ func FuzzNewPlan(f *testing.F) {
 			}
 			return
 		}
-		if err := p.Workload.Validate(); err != nil && p.Shard == nil {
+		if err := p.Workload().Validate(); err != nil && p.Shard() == nil {
 			t.Fatalf("fields %v = %d/%q: planned a workload that does not validate: %v", fields, n, s, err)
 		}
 	})

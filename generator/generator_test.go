@@ -26,22 +26,49 @@ func TestBoundJudgesEachLimit(t *testing.T) {
 	}
 }
 
-// A merged run is as starved as its most starved shard.
+// Shards merged into one run: starved windows are a union over time (twelve shards starved in
+// the same seconds starved the run for those seconds, not twelve times), CPUs count once per
+// machine, the run-queue wait is of the summed times, and the worst lag is kept.
 func TestCombine(t *testing.T) {
-	a := &Report{Seconds: 10, CPUs: 2, CPUSeconds: 1, Windows: 10, TimerLag: Dist{Count: 5, P99US: 100}}
-	b := &Report{Seconds: 11, CPUs: 2, CPUSeconds: 2, Windows: 11, Starved: true, StarvedS: 4, TimerLag: Dist{Count: 5, P99US: 9000},
-		Starving: []Window{{FromS: 1, ToS: 5, Why: "timer lag p99 9ms"}}}
-	c := Combine([]*Report{a, nil, b})
-	if !c.Starved || c.StarvedS != 4 || c.CPUs != 4 || c.CPUSeconds != 3 || c.TimerLag.P99US != 9000 || c.TimerLag.Count != 10 || len(c.Starving) != 1 {
-		t.Errorf("combined %+v", c)
+	w1, w2 := 0.5, 0.8
+	a := &Report{Seconds: 10, CPUs: 2, CPUSeconds: 1, CPUWaitS: &w1, Windows: 10, Machine: "m1", TimerLag: Dist{Count: 5, P99US: 100}}
+	b := &Report{Seconds: 10, CPUs: 2, CPUSeconds: 2, CPUWaitS: &w2, Windows: 10, Machine: "m1", Starved: true, StarvedS: 6,
+		TimerLag: Dist{Count: 5, P99US: 9000}, Starving: []Window{{FromS: 1, ToS: 5, Why: "timer lag p99 9ms"}, {FromS: 7, ToS: 9, Why: "x"}}}
+	c := &Report{Seconds: 9, CPUs: 2, CPUSeconds: 1, Windows: 9, Machine: "m1", Starved: true, StarvedS: 5,
+		Starving: []Window{{FromS: 2, ToS: 7, Why: "scheduler latency p99 20ms"}}}
+	got := Combine([]Part{{Report: a}, {}, {Report: b}, {Report: c, OffsetS: 1}})
+	// c's window is 3..8 on the run's clock: with b's 1..5 and 7..9, one stretch 1..9.
+	if len(got.Starving) != 1 || got.Starving[0].FromS != 1 || got.Starving[0].ToS != 9 || got.Starving[0].Why != "timer lag p99 9ms" {
+		t.Errorf("starved windows %+v, want one stretch 1..9", got.Starving)
 	}
-	if a.Starved || len(a.Starving) != 0 {
-		t.Error("Combine changed its first report")
+	if got.StarvedS != 8 || !got.Starved || got.StarvedShards != 2 || got.Shards != 3 || got.Seconds != 10 {
+		t.Errorf("starved %v %.1fs of %.1fs, %d of %d shards", got.Starved, got.StarvedS, got.Seconds, got.StarvedShards, got.Shards)
+	}
+	if !got.MostlyStarved() {
+		t.Error("8 s of 10 is most of the run")
+	}
+	if got.CPUs != 2 || got.CPUSeconds != 4 || got.CPUShare != 0.2 || got.Machine != "m1" {
+		t.Errorf("one machine of 2 CPUs, 4 CPU seconds in 10 s: cpus %d, cpu_seconds %v, share %v, machine %q", got.CPUs, got.CPUSeconds, got.CPUShare, got.Machine)
+	}
+	// Waits 0.5 and 0.8 s beside 1 and 2 s on a CPU (c recorded none): 1.3 / 4.3.
+	if got.CPUWaitShare == nil || *got.CPUWaitShare < 0.302 || *got.CPUWaitShare > 0.303 {
+		t.Errorf("cpu_wait_share %v, want 1.3/4.3", got.CPUWaitShare)
+	}
+	if got.TimerLag.P99US != 9000 || got.TimerLag.Count != 10 {
+		t.Errorf("timer lag %+v: the worst p99, the counts summed", got.TimerLag)
+	}
+	if a.Starved || len(a.Starving) != 0 || len(b.Starving) != 2 || b.Starving[0].ToS != 5 {
+		t.Error("Combine changed a shard's report")
+	}
+	other := *a
+	other.Machine = "m2"
+	if two := Combine([]Part{{Report: a}, {Report: &other}}); two.CPUs != 4 || two.Machine != "" {
+		t.Errorf("two machines of 2 CPUs: cpus %d, machine %q", two.CPUs, two.Machine)
 	}
 	if Combine(nil) != nil {
 		t.Error("no reports combine into one")
 	}
-	if why := c.Why(); !strings.HasPrefix(why, "starved 4.0s of 11.0s: timer lag p99 9ms") {
+	if why := got.Why(); !strings.HasPrefix(why, "starved 8.0s of 10.0s: timer lag p99 9ms") {
 		t.Errorf("why %q", why)
 	}
 }

@@ -23,6 +23,10 @@ type Limits struct {
 	CPUWait, BusyShare float64
 	// RunShare is the share of a run's windows that may be starved before the run is.
 	RunShare float64
+	// MostShare is the share of a run's time past which it was starved for most of it: its
+	// timing figures and the errors of those windows are the runner's, not the server's, and
+	// a --procs run says so first and is incomplete (docs/metrics.md, "Generator").
+	MostShare float64
 }
 
 // Bound is the documented bound (docs/metrics.md, "Generator"): a window is starved when a
@@ -32,7 +36,7 @@ type Limits struct {
 // windows were. Measured on this
 // project's 2-core CI machine kind: quiet, the timer lag p99 is under 1 ms and the run-queue
 // wait under 10%; beside two CPU hogs and a test suite, every window passes at least one limit.
-var Bound = Limits{TimerLagP99: 5000, SchedP99: 5000, CPUWait: 0.5, BusyShare: 0.25, RunShare: 0.1}
+var Bound = Limits{TimerLagP99: 5000, SchedP99: 5000, CPUWait: 0.5, BusyShare: 0.25, RunShare: 0.1, MostShare: 0.5}
 
 // judge says which limit a window passed ("" for none).
 func (b Limits) judge(l Live) string {
@@ -55,17 +59,25 @@ func fmtUS(v float64) string {
 
 // Report is the generator section of an export: how the load generator itself fared.
 type Report struct {
-	Seconds      float64  `json:"seconds"`                  // how long it was measured
-	CPUs         int      `json:"cpus"`                     // the CPUs the process could use (GOMAXPROCS, at most the machine's)
-	CPUSeconds   float64  `json:"cpu_seconds"`              // user + system CPU time the process used
-	CPUShare     float64  `json:"cpu_share"`                // cpu_seconds / (seconds × cpus)
-	CPUWaitShare *float64 `json:"cpu_wait_share,omitempty"` // Linux: of its threads' runnable time, the part spent waiting for a CPU
-	TimerLag     Dist     `json:"timer_lag"`                // how late a 5 ms sleep woke
-	SchedLatency Dist     `json:"sched_latency"`            // Go scheduler: runnable → running
-	TurnLag      Dist     `json:"turn_lag"`                 // request loops: a turn's intended start → its send (every group)
-	DispatchLag  Dist     `json:"dispatch_lag"`             // inside each answered tool call: send → written, reply's first byte → read (every group)
-	GCPauses     GCPauses `json:"gc_pauses"`
-	Windows      int      `json:"windows"` // windows judged
+	Seconds      float64  `json:"seconds"`                    // how long it was measured
+	CPUs         int      `json:"cpus"`                       // the CPUs the process could use (GOMAXPROCS, at most the machine's)
+	CPUSeconds   float64  `json:"cpu_seconds"`                // user + system CPU time the process used
+	CPUShare     float64  `json:"cpu_share"`                  // cpu_seconds / (seconds × cpus)
+	CPUWaitShare *float64 `json:"cpu_wait_share,omitempty"`   // Linux: of its threads' runnable time, the part spent waiting for a CPU
+	CPUWaitS     *float64 `json:"cpu_wait_seconds,omitempty"` // Linux: that waiting time, summed over its threads
+	// Machine names the machine the process ran on (a hash of its boot id, or of its host
+	// name): shards of one machine share its CPUs, which a merge counts once.
+	Machine string `json:"machine,omitempty"`
+	// Shards and StarvedShards: in a merge, how many shards had a generator section and how
+	// many of them were starved (absent in one run's export).
+	Shards        int      `json:"shards,omitempty"`
+	StarvedShards int      `json:"starved_shards,omitempty"`
+	TimerLag      Dist     `json:"timer_lag"`     // how late a 5 ms sleep woke
+	SchedLatency  Dist     `json:"sched_latency"` // Go scheduler: runnable → running
+	TurnLag       Dist     `json:"turn_lag"`      // request loops: a turn's intended start → its send (every group)
+	DispatchLag   Dist     `json:"dispatch_lag"`  // inside each answered tool call: send → written, reply's first byte → read (every group)
+	GCPauses      GCPauses `json:"gc_pauses"`
+	Windows       int      `json:"windows"` // windows judged
 	// Starved is true when more than Bound.RunShare of the windows were starved; StarvedS is how
 	// long they lasted, Starving lists them (figures taken in them are the runner's too).
 	Starved  bool     `json:"starved"`
@@ -122,6 +134,11 @@ func (s *Sampler) Report() Report {
 	r.CPUSeconds = (s.cpu.cpu - s.cpu0.cpu).Seconds()
 	r.CPUShare = s.cpu.share(s.cpu0)
 	r.CPUWaitShare = s.cpu.waitShare(s.cpu0)
+	if r.CPUWaitShare != nil {
+		w := (s.cpu.wait - s.cpu0.wait).Seconds()
+		r.CPUWaitS = &w
+	}
+	r.Machine = machine()
 	r.Starved = r.Windows > 0 && r.StarvedS > Bound.RunShare*r.Seconds
 	return r
 }
@@ -138,42 +155,8 @@ func (r *Report) Why() string {
 	return fmt.Sprintf("starved %.1fs of %.1fs%s", r.StarvedS, r.Seconds, why)
 }
 
-// Combine is the generator section of shards merged into one run: each shard had its own
-// generator, so the merged run is as starved as its most starved shard. Counts and CPU add up;
-// distributions keep the worst shard's figures (the histograms are not kept); starved windows
-// are listed per shard in order. Nil when no shard had a section.
-func Combine(rs []*Report) *Report {
-	var out *Report
-	for _, r := range rs {
-		if r == nil {
-			continue
-		}
-		if out == nil {
-			c := *r
-			c.Starving = append([]Window(nil), r.Starving...)
-			out = &c
-			continue
-		}
-		out.Seconds = max(out.Seconds, r.Seconds)
-		out.CPUs += r.CPUs
-		out.CPUSeconds += r.CPUSeconds
-		out.CPUShare = max(out.CPUShare, r.CPUShare)
-		if r.CPUWaitShare != nil && (out.CPUWaitShare == nil || *r.CPUWaitShare > *out.CPUWaitShare) {
-			v := *r.CPUWaitShare
-			out.CPUWaitShare = &v
-		}
-		out.TimerLag, out.SchedLatency, out.TurnLag = worst(out.TimerLag, r.TimerLag), worst(out.SchedLatency, r.SchedLatency), worst(out.TurnLag, r.TurnLag)
-		out.DispatchLag = worst(out.DispatchLag, r.DispatchLag)
-		out.GCPauses = GCPauses{Count: out.GCPauses.Count + r.GCPauses.Count, TotalUS: out.GCPauses.TotalUS + r.GCPauses.TotalUS, MaxUS: max(out.GCPauses.MaxUS, r.GCPauses.MaxUS)}
-		out.Windows += r.Windows
-		out.Starved = out.Starved || r.Starved
-		out.StarvedS = max(out.StarvedS, r.StarvedS)
-		out.Starving = append(out.Starving, r.Starving...)
-	}
-	return out
-}
-
-// worst keeps the larger of each figure, the counts summed.
-func worst(a, b Dist) Dist {
-	return Dist{Count: a.Count + b.Count, P50US: max(a.P50US, b.P50US), P99US: max(a.P99US, b.P99US), MaxUS: max(a.MaxUS, b.MaxUS)}
+// MostlyStarved says the generator was starved for most of the run (past Bound.MostShare of
+// its time): what the run measured then was the runner as much as the server.
+func (r *Report) MostlyStarved() bool {
+	return r != nil && r.Seconds > 0 && r.StarvedS > Bound.MostShare*r.Seconds
 }

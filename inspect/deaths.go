@@ -94,6 +94,7 @@ func (in *inspector) probeMethods(ctx context.Context, s *wire.Session) {
 func (in *inspector) ttlFacts(ctx context.Context, w *ttlWatch, mainFromTTL bool) {
 	fp := in.fp
 	defer w.stream.close()
+	fp.TTLMode = in.ttlMode(w.active)
 	if w.idle == nil {
 		in.note("could not open the session to let expire")
 		return
@@ -103,7 +104,13 @@ func (in *inspector) ttlFacts(ctx context.Context, w *ttlWatch, mainFromTTL bool
 	d.Post, served = in.ping(ctx, w.idle)
 	d.Expired = d.Post != nil && *d.Post/100 != 2
 	if !d.Expired {
-		if served != nil {
+		switch {
+		case served != nil && isTrue(fp.SilentSubstitution):
+			// A session killed by DELETE was served too: the server serves any id, so a
+			// session it swept at its TTL answers as a new one under the same id.
+			d.ExpiryUnseen = true
+			in.note("a session idle for the declared TTL (%s) plus %s was still served, as was a session killed by DELETE: the server serves any id, so whether its sessions expire cannot be seen from a client; TTL facts are unknown", in.o.TTL, ttlMargin(in.o.TTL))
+		case served != nil:
 			in.note("a session idle for the declared TTL (%s) plus %s was still served: the server's TTL is longer, or counts idleness differently; TTL facts are unknown", in.o.TTL, ttlMargin(in.o.TTL))
 		}
 		fp.AfterTTL = d

@@ -22,6 +22,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
 // Fingerprint is the regime of one server. A nil field is "could not tell" (with a note saying
@@ -32,6 +34,12 @@ type Fingerprint struct {
 	NegotiatedProtocol string `json:"negotiated_protocol"`
 	// SupportedVersions are the versions the server named when asked server/discover.
 	SupportedVersions []string `json:"supported_versions,omitempty"`
+	// Eras are the protocol generations the server speaks ("session": 2025-03-26 to
+	// 2025-11-25; "stateless": 2026-07-28), whichever was inspected; PreferredProtocol is the
+	// version it names first in server/discover ("" when it does not answer server/discover:
+	// a session-family server only).
+	Eras              []string `json:"eras"`
+	PreferredProtocol string   `json:"preferred_protocol,omitempty"`
 	// SessionIDs says whether initialize gave a Mcp-Session-Id: without one there are no
 	// sessions to lose (a stateless server of the session family).
 	SessionIDs bool `json:"session_ids"`
@@ -57,6 +65,10 @@ type Fingerprint struct {
 	// OpenStreamHoldsSession: does an open GET keep an idle session alive past the TTL?
 	// Needs a declared TTL.
 	OpenStreamHoldsSession *bool `json:"open_stream_holds_session"`
+	// TTLMode is how the TTL counts (needs --ttl): "sliding" when a session pinged every
+	// quarter of the TTL outlived it, "absolute" when it was refused at the TTL however
+	// active (a lifetime counted from initialize); "" when inspect could not tell.
+	TTLMode string `json:"ttl_mode,omitempty"`
 	// StreamKeepaliveMS is the interval of comments or events on an idle GET stream, or null
 	// when none came while watching: exposure to load-balancer idle timeouts.
 	StreamKeepaliveMS *int64 `json:"stream_keepalive_ms"`
@@ -110,7 +122,10 @@ type DeadStatus struct {
 
 // Death is what one kind of death looked like from the client.
 type Death struct {
-	Expired             bool  `json:"expired"` // the session was found dead after the TTL
+	Expired bool `json:"expired"` // the session was found dead after the TTL
+	// ExpiryUnseen: the session was served after the TTL, but the server serves any id (a
+	// session killed by DELETE was served too), so whether it expired cannot be seen.
+	ExpiryUnseen        bool  `json:"expiry_unseen,omitempty"`
 	Post                *int  `json:"post"`
 	Get                 *int  `json:"get"`
 	GetWithCursor       *int  `json:"get_with_cursor"`
@@ -149,7 +164,11 @@ func (fp *Fingerprint) judge() {
 		v.Hazards = append(v.Hazards, Hazard{Name: name, Explanation: fmt.Sprintf(format, args...)})
 	}
 	if fp.Generation == "stateless" {
-		add("stateless", "the server speaks only the stateless revision %s: no sessions, no resumption; a fault loses in-flight requests, which clients must re-issue", fp.NegotiatedProtocol)
+		only := "speaks only"
+		if slices.Contains(fp.Eras, "session") {
+			only = "was inspected (--protocol) in" // it speaks the session family too: Eras
+		}
+		add("stateless", "the server %s the stateless revision %s: no sessions, no resumption; a fault loses in-flight requests, which clients must re-issue", only, fp.NegotiatedProtocol)
 		fp.Verdict = v
 		return
 	}
@@ -168,6 +187,9 @@ func (fp *Fingerprint) judge() {
 	}
 	if isTrue(fp.SilentSubstitution) || fp.AfterTTL != nil && isTrue(fp.AfterTTL.SilentSubstitution) {
 		add("silent_substitution", "a request carrying a dead session's id is served with 2xx as if the session were alive: no client can detect the death")
+	}
+	if fp.TTLMode == "absolute" {
+		add("absolute_ttl", "a session is ended a TTL after initialize however active it is: clients must re-initialize on schedule or meet a dead session mid-work; declare ttl_mode: absolute beside session_ttl in a workload")
 	}
 	if isFalse(fp.OpenStreamHoldsSession) {
 		add("stream_does_not_hold_session", "an open GET stream does not keep an idle session alive: clients that only listen lose their sessions after the TTL")
@@ -193,7 +215,13 @@ func (fp *Fingerprint) judge() {
 		v.DeadStatuses = append(v.DeadStatuses, s)
 	}
 	slices.Sort(v.DeadStatuses)
-	if len(v.DeadStatuses) > 0 && !dead[404] {
+	switch {
+	case len(v.DeadStatuses) > 0 && !dead[404] && servedAnyID(fp):
+		// mcp-go's default id mode: the dead id itself is served; only a resume of the dead
+		// session's cursor is refused, by the event store, not by a session check.
+		add("nonstandard_dead_status", "a dead session's id is served 2xx on POST, GET and DELETE (the server serves any id); only a resume with its cursor gets %s: list it in dead_statuses to see refused resumes, but no other request shows a death",
+			joinInts(v.DeadStatuses))
+	case len(v.DeadStatuses) > 0 && !dead[404]:
 		add("nonstandard_dead_status", "a dead session gets %s instead of 404: list it in the workload's dead_statuses, or clients misread deaths", joinInts(v.DeadStatuses))
 	}
 	if len(v.DeadStatuses) == 0 {
@@ -250,4 +278,33 @@ func fmtMS(ms int64) string {
 		return fmt.Sprintf("%ds", ms/1000)
 	}
 	return fmt.Sprintf("%dms", ms)
+}
+
+// servedAnyID says that a session killed by DELETE was served 2xx on POST and GET: the server
+// serves any id, so its dead sessions show only where something else refuses them.
+func servedAnyID(fp *Fingerprint) bool {
+	ok := func(p *int) bool { return p != nil && *p/100 == 2 }
+	return isTrue(fp.SilentSubstitution) && ok(fp.DeadStatus.Post) && (fp.DeadStatus.Get == nil || ok(fp.DeadStatus.Get))
+}
+
+// eras lists the generations a server speaks from what server/discover named (none: it does
+// not know the method, the session family only) and the generation negotiated.
+func eras(supported []string, negotiated string) []string {
+	var session, stateless bool
+	for _, v := range supported {
+		session = session || wire.Supported(v) || strings.HasPrefix(v, "2025-") || strings.HasPrefix(v, "2024-")
+		stateless = stateless || v == wire.ProtocolStateless
+	}
+	if len(supported) == 0 {
+		session = negotiated == "session"
+		stateless = negotiated == "stateless"
+	}
+	var out []string
+	if session {
+		out = append(out, "session")
+	}
+	if stateless {
+		out = append(out, "stateless")
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -137,6 +138,13 @@ func (in *inspector) run(ctx context.Context) error {
 		return &UnreachableError{fmt.Errorf("negotiating the protocol: %s", describe(nil, err))}
 	}
 	fp.SupportedVersions = n.Supported
+	fp.Eras = eras(n.Supported, n.Generation.String())
+	if len(n.Supported) > 0 {
+		fp.PreferredProtocol = n.Supported[0] // server/discover lists its preference first
+	}
+	if err := in.chooseEra(&n); err != nil {
+		return err
+	}
 	fp.Generation = n.Generation.String()
 	if n.Generation == wire.Stateless {
 		fp.NegotiatedProtocol = n.Protocol
@@ -144,9 +152,13 @@ func (in *inspector) run(ctx context.Context) error {
 		s, _, _ := in.ep.Initialize(ctx)
 		rep, err := s.ListTools(ctx)
 		if err != nil || !rep.OK() {
-			return &UnreachableError{fmt.Errorf("the server speaks only %s, and refused tools/list in it: %s", n.Protocol, describe(rep, err))}
+			return &UnreachableError{fmt.Errorf("the server speaks %s, and refused tools/list in it: %s", n.Protocol, describe(rep, err))}
 		}
-		in.note("the server speaks only the stateless revision %s (it named %v): there are no sessions to kill, so the session facts are null", n.Protocol, n.Supported)
+		if len(fp.Eras) > 1 {
+			in.note("inspected in the stateless revision %s, as --protocol asked: there are no sessions to kill in it, so the session facts are null; the server also speaks the session family (it named %v): inspect without --protocol 2026-07-28 for its sessions' facts", n.Protocol, n.Supported)
+		} else {
+			in.note("the server speaks only the stateless revision %s (it named %v): there are no sessions to kill, so the session facts are null", n.Protocol, n.Supported)
+		}
 		return nil
 	}
 
@@ -176,6 +188,12 @@ func (in *inspector) run(ctx context.Context) error {
 	var ttl *ttlWatch
 	if in.o.TTL > 0 {
 		ttl = in.startTTLWatch(ctx)
+		defer func() {
+			if a := ttl.active; a != nil { // ended by ttlFacts; here on every other way out
+				a.stop()
+				a.done.Wait()
+			}
+		}()
 	}
 	in.o.Progress("a second GET stream on one session")
 	fp.DuplicateGetStatus = in.duplicateGet(ctx)
@@ -206,6 +224,7 @@ func (in *inspector) run(ctx context.Context) error {
 // one held by an open GET stream.
 type ttlWatch struct {
 	idle, held *wire.Session
+	active     *activeWatch // kept busy: sliding or absolute (ttlmode.go)
 	trail      *trail
 	stream     *rawStream
 	start      time.Time
@@ -222,6 +241,7 @@ func (in *inspector) startTTLWatch(ctx context.Context) *ttlWatch {
 			w.stream.hold()
 		}
 	}
+	w.active = in.startActive(ctx)
 	w.start = time.Now()
 	return w
 }
@@ -270,4 +290,21 @@ func describe(rep *wire.Reply, err error) string {
 func timedOut(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// chooseEra honours --protocol: the stateless revision when asked for and offered (an error
+// naming what the server offers when not), else the session family the negotiation found.
+func (in *inspector) chooseEra(n *wire.Negotiated) error {
+	if in.o.Protocol != wire.ProtocolStateless || n.Generation == wire.Stateless {
+		return nil
+	}
+	if !slices.Contains(n.Supported, wire.ProtocolStateless) {
+		named := "it does not answer server/discover, so it speaks the session family only"
+		if len(n.Supported) > 0 {
+			named = fmt.Sprintf("server/discover named %v", n.Supported)
+		}
+		return &UnreachableError{fmt.Errorf("--protocol %s: the server does not speak the stateless revision (%s); inspect it without --protocol, or with a session-family version", wire.ProtocolStateless, named)}
+	}
+	n.Generation, n.Protocol = wire.Stateless, wire.ProtocolStateless
+	return nil
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -14,6 +15,7 @@ func WriteTable(w io.Writer, fp *Fingerprint) error {
 	row("server", fp.URL)
 	row("generation", fp.Generation)
 	row("negotiated protocol", fp.NegotiatedProtocol)
+	row("protocol eras", erasText(fp))
 	if fp.Generation == "session" {
 		row("session ids", yesNo(fp.SessionIDs))
 		row("GET validates the session", boolText(fp.GetValidatesSession))
@@ -40,13 +42,24 @@ func WriteTable(w io.Writer, fp *Fingerprint) error {
 			row("probe "+m+" on a dead session", fmt.Sprintf("%s (valid probe: %s)", intText(pm.DeadStatus), boolText(pm.Valid)))
 		}
 		if d := fp.AfterTTL; d != nil {
-			row("after the TTL: expired", yesNo(d.Expired))
+			expired := yesNo(d.Expired)
+			if d.ExpiryUnseen {
+				expired = "unknown (the server serves any id: a session it swept is served as a new one)"
+			}
+			row("after the TTL: expired", expired)
 			if d.Expired {
 				row("after the TTL: post / get / get+cursor", strings.Join([]string{intText(d.Post), intText(d.Get), intText(d.GetWithCursor)}, " / "))
 				row("after the TTL: replay after death", boolText(d.ReplayAfterDeath))
 			}
 		}
 		row("open stream holds the session", boolText(fp.OpenStreamHoldsSession))
+		if fp.AfterTTL != nil {
+			mode := fp.TTLMode
+			if mode == "" {
+				mode = "unknown"
+			}
+			row("ttl mode (activity keeps a session)", mode)
+		}
 		row("stream keepalive", keepaliveText(fp))
 		if len(fp.ServerRequests) > 0 {
 			row("server requests (answered)", fmt.Sprint(fp.ServerRequests))
@@ -117,4 +130,31 @@ func keepaliveText(fp *Fingerprint) string {
 		return "unknown: the server closed the stream at " + fmtMS(*fp.StreamClosedMS) + ", nothing before"
 	}
 	return "none in " + fmtMS(fp.KeepaliveWatchedMS)
+}
+
+// erasText says which protocol eras the server speaks and which it prefers: "session
+// (2025-11-25, 2025-06-18, 2025-03-26) and stateless (2026-07-28); prefers 2026-07-28".
+func erasText(fp *Fingerprint) string {
+	if len(fp.SupportedVersions) == 0 {
+		if len(fp.Eras) == 0 {
+			return "unknown"
+		}
+		return strings.Join(fp.Eras, " and ") + " (server/discover not answered)"
+	}
+	var session, stateless []string
+	for _, v := range fp.SupportedVersions {
+		if v == "2026-07-28" {
+			stateless = append(stateless, v)
+		} else {
+			session = append(session, v)
+		}
+	}
+	var parts []string
+	if len(session) > 0 && slices.Contains(fp.Eras, "session") {
+		parts = append(parts, "session ("+strings.Join(session, ", ")+")")
+	}
+	if len(stateless) > 0 {
+		parts = append(parts, "stateless ("+strings.Join(stateless, ", ")+")")
+	}
+	return strings.Join(parts, " and ") + "; prefers " + fp.PreferredProtocol
 }

@@ -60,6 +60,9 @@ const (
 	NotificationsLost     // numbered notifications that never arrived: gaps between a drop and the re-listen
 	SessionsClosed        // sessions the client ended with DELETE (churn, and the end of the run)
 	SessionsAbandoned     // sessions a churning client left without DELETE: it just stopped using them
+	// ErrorsOwnLimits: transport errors of the tool's own process running out of descriptors,
+	// local ports or buffers (EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS): never the server's.
+	ErrorsOwnLimits
 	numCounters
 )
 
@@ -75,6 +78,7 @@ var counterNames = [numCounters]string{
 	"calls_not_made", "calls_run_twice",
 	"listens", "listen_drops", "notifications_received", "notifications_lost",
 	"sessions_closed", "sessions_abandoned",
+	"errors_own_limits",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -122,6 +126,7 @@ var counterHelp = [numCounters]string{
 	"Stateless revision: numbered notifications that never arrived (sent between a drop and the re-listen).",
 	"Sessions the clients ended with DELETE (a churning client's, and each live one at the end of the run).",
 	"Sessions churning clients left without DELETE: they stopped using them, and only the server's TTL can reclaim them.",
+	"Transport errors of the tool's own process out of descriptors, local ports or buffers (EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS).",
 }
 
 // Counters lists every counter in export order.

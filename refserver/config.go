@@ -25,6 +25,12 @@ const (
 	PostJSON = "json"
 )
 
+// The session TTL modes (Config.TTLMode).
+const (
+	TTLSliding  = "sliding"
+	TTLAbsolute = "absolute"
+)
+
 // Config sets the server's regime. The zero value is valid: see WithDefaults.
 type Config struct {
 	// SessionTTL is the sliding idle TTL of a session. It is refreshed only by
@@ -32,6 +38,10 @@ type Config struct {
 	// Mcp-Session-Id, ping included), never by GETs or DELETE.
 	// 0 means sessions never expire.
 	SessionTTL time.Duration
+	// TTLMode is TTLSliding (the default: SessionTTL runs from the session's last
+	// session-scoped POST) or TTLAbsolute (SessionTTL runs from initialize, however active the
+	// session is, as gateways that cap a session's lifetime do).
+	TTLMode string
 	// Retention is how long an event stays in the event log, counted from its
 	// emission and independent of the session's life: events outlive their
 	// session when Retention > SessionTTL. 0 keeps events until
@@ -151,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.GetValidation != Permissive && c.GetValidation != Strict {
 		errs = append(errs, fmt.Errorf("get validation %q: want %q or %q", c.GetValidation, Permissive, Strict))
+	}
+	if c.TTLMode != "" && c.TTLMode != TTLSliding && c.TTLMode != TTLAbsolute {
+		errs = append(errs, fmt.Errorf("ttl mode %q: want %q or %q", c.TTLMode, TTLSliding, TTLAbsolute))
 	}
 	if c.PostResponse != PostSSE && c.PostResponse != PostJSON {
 		errs = append(errs, fmt.Errorf("post response %q: want %q or %q", c.PostResponse, PostSSE, PostJSON))

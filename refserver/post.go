@@ -55,7 +55,7 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := s.sessions.get(key)
-	if rec == nil || !rec.touch(s.now(), s.ttl) {
+	if rec == nil || !rec.touch(s.now(), s.ttl, s.absolute) {
 		s.writeDead(w)
 		return
 	}

@@ -44,6 +44,7 @@ type Stats struct {
 type Server struct {
 	cfg       Config
 	ttl       int64 // SessionTTL in nanos
+	absolute  bool  // TTLMode absolute: the TTL runs from initialize, never refreshed
 	deadType  string
 	sessions  sessionStore
 	logs      *logStore     // this server's own, or the one a Cluster's replicas share
@@ -79,6 +80,7 @@ func newServer(cfg Config, logs *logStore, lim *logLimits, execs *executions) *S
 	s := &Server{
 		cfg:      cfg,
 		ttl:      int64(cfg.SessionTTL),
+		absolute: cfg.TTLMode == TTLAbsolute,
 		deadType: cfg.deadContentType(),
 		done:     make(chan struct{}),
 		cut:      make(chan struct{}),

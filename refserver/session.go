@@ -76,14 +76,15 @@ func (s *session) death(now, ttl int64) (grave, bool) {
 }
 
 // touch refreshes the idle TTL if the session is alive at now, and says
-// whether it was.
-func (s *session) touch(now, ttl int64) bool {
+// whether it was. Under an absolute TTL nothing refreshes it: lastRefresh
+// stays at initialize, so the session dies a TTL after it however active.
+func (s *session) touch(now, ttl int64, absolute bool) bool {
 	for {
 		last := s.lastRefresh.Load()
 		if s.deleted.Load() != 0 || (ttl > 0 && last+ttl <= now) {
 			return false
 		}
-		if now <= last || s.lastRefresh.CompareAndSwap(last, now) {
+		if absolute || now <= last || s.lastRefresh.CompareAndSwap(last, now) {
 			return true
 		}
 	}

@@ -1,5 +1,10 @@
 package results
 
+import (
+	"fmt"
+	"io"
+)
+
 // ActionAt is one non-network fault of the schedule as it happened: a
 // restart (one replica, or a rolling deploy), a rebalance, a scale, an exec
 // (a deploy script) or a wait_for (v2, optional).
@@ -38,4 +43,32 @@ type DeathsBy struct {
 	Fault    string `json:"fault,omitempty"`
 	Replica  int    `json:"replica"`
 	Sessions int    `json:"sessions"`
+}
+
+// WriteRelease writes, under the summary, how the reference server's sessions died and what
+// the actions did.
+func WriteRelease(w io.Writer, exp *Export) {
+	if t := exp.Topology; t != nil {
+		fmt.Fprintf(w, "\nreference server: %d replicas, routing %s, event log %s\n", t.Replicas, t.Routing, t.EventLog)
+		for _, d := range t.Deaths {
+			by := d.Cause
+			if d.Fault != "" {
+				by += " (" + d.Fault + ")"
+			}
+			fmt.Fprintf(w, "  sessions died of %-28s on replica %d: %d\n", by, d.Replica, d.Sessions)
+		}
+		if t.LogErrors > 0 {
+			fmt.Fprintf(w, "  event log: %d Redis commands failed\n", t.LogErrors)
+		}
+	}
+	if len(exp.Actions) > 0 {
+		fmt.Fprintf(w, "\nactions:\n")
+	}
+	for _, a := range exp.Actions {
+		line := fmt.Sprintf("  %6.2fs-%.2fs  %s %s: %s", a.StartedAtS, a.EndedAtS, a.Kind, a.Action, a.Detail)
+		if a.Output != "" {
+			line += fmt.Sprintf(" (%d bytes of output in the export)", len(a.Output))
+		}
+		fmt.Fprintln(w, line)
+	}
 }

@@ -12,6 +12,7 @@ package results
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -22,6 +23,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/outfile"
@@ -218,6 +220,9 @@ type Group struct {
 	FalseHealthySeconds float64              `json:"false_healthy_seconds"`
 	RetryAmplification  float64              `json:"retry_amplification"`
 	Histograms          map[string]Histogram `json:"histograms"`
+	// Causes splits the transport errors by whose they are, and counts the late calls (v2,
+	// absent in exports of earlier versions: causes.go).
+	Causes *Causes `json:"causes,omitempty"`
 }
 
 // Histogram is a latency histogram: its summary, and the full HdrHistogram (V2 compressed,
@@ -291,6 +296,9 @@ func FromSnapshot(s *metrics.Snapshot) (Group, error) {
 	return g, nil
 }
 
+// HistogramOf is h in the export's form: its summary and its encoding.
+func HistogramOf(h *hdrhistogram.Histogram) (Histogram, error) { return histogram(h) }
+
 func histogram(h *hdrhistogram.Histogram) (Histogram, error) {
 	enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
@@ -346,8 +354,13 @@ func (e *Export) Tally() error {
 	return nil
 }
 
-// Group returns the named group, or the overall numbers for "overall"; nil if there is none.
+// Group returns the named group, or the overall numbers for "overall"; nil if there is none
+// (or no export). A nil group's numbers read zero (Counter, Error, Histogram): a caller for
+// whom a misspelt name must fail rather than read zero uses LookupGroup.
 func (e *Export) Group(name string) *Group {
+	if e == nil {
+		return nil
+	}
 	if name == "overall" {
 		return &e.Overall
 	}
@@ -357,6 +370,23 @@ func (e *Export) Group(name string) *Group {
 		}
 	}
 	return nil
+}
+
+// LookupGroup returns the named group, or the overall numbers for "overall"; for a name the
+// export lacks, an error that names the groups it has (and the likeliest one meant).
+func (e *Export) LookupGroup(name string) (*Group, error) {
+	if e == nil {
+		return nil, errors.New("no export to look up a group in (the run returned none; its error says why)")
+	}
+	if g := e.Group(name); g != nil {
+		return g, nil
+	}
+	names := make([]string, 0, len(e.Groups)+1)
+	for _, g := range e.Groups {
+		names = append(names, g.Name)
+	}
+	names = append(names, "overall")
+	return nil, fmt.Errorf("the export has no group %q; %suse one of %s", name, gate.DidYouMean(name, names), strings.Join(names, ", "))
 }
 
 // WriteFile writes the export as outfile writes (a regular file atomically, a device or FIFO

@@ -48,9 +48,30 @@ func WriteCSV(w io.Writer, e *Export) error {
 				return err
 			}
 		}
+		if err := writeCausesCSV(cw, g); err != nil {
+			return err
+		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// writeCausesCSV adds a group's error causes (causes.go) as rows of their own.
+func writeCausesCSV(cw *csv.Writer, g *Group) error {
+	c := g.Causes
+	if c == nil {
+		return nil
+	}
+	for _, r := range []struct {
+		name string
+		v    int64
+	}{{"own_errors", c.OwnErrors}, {"own_errors_while_starved", c.OwnWhileStarved}, {"own_errors_limits", c.OwnLimits},
+		{"server_errors", c.ServerErrors}, {"calls_late", c.CallsLate}, {"skipped_while_starved", c.SkippedWhileStarved}} {
+		if err := cw.Write([]string{g.Name, g.Policy, "causes." + r.name, strconv.FormatInt(r.v, 10), "count", ""}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func csvNumber(u gate.Unit, v float64) string {
@@ -156,6 +177,13 @@ func WriteJUnit(w io.Writer, e *Export) error {
 	if e.Generator != nil && e.Generator.Starved {
 		s.Properties = append(s.Properties, junitProperty{"generator_starved", e.Generator.Why()})
 	}
+	if c := e.Overall.Causes; c != nil && c.OwnErrors+c.CallsLate+c.SkippedWhileStarved > 0 { // causes.go
+		s.Properties = append(s.Properties, junitProperty{"tool_own_errors", fmt.Sprint(c.OwnErrors)},
+			junitProperty{"calls_not_made_on_time", fmt.Sprint(c.CallsLate + c.SkippedWhileStarved)})
+	}
+	if why := e.OwnErrorsWhy(); why != "" {
+		s.Properties = append(s.Properties, junitProperty{"incomplete", why})
+	}
 	if e.Run.Shard != nil {
 		s.Properties = append(s.Properties, junitProperty{"shard", e.Run.Shard.String()})
 	}
@@ -178,18 +206,8 @@ func WriteJUnit(w io.Writer, e *Export) error {
 	}
 	s.Cases = append(s.Cases, steadyCases(e, class)...) // steady_junit.go
 	run := junitCase{Name: "run completed as planned", Classname: class, Time: s.Time}
-	var why []string
-	if e.Run.Interrupted {
-		why = append(why, "interrupted")
-	}
-	if e.Run.Aborted != "" {
-		why = append(why, "aborted: "+e.Run.Aborted)
-	}
-	if e.Run.Error != "" {
-		why = append(why, "error: "+e.Run.Error)
-	}
-	if len(why) > 0 {
-		msg := "the run did not complete as planned: " + strings.Join(why, "; ")
+	if why := notAsPlanned(e); why != "" { // status.go
+		msg := "the run did not complete as planned: " + why
 		run.Failure = &junitFailure{Message: msg, Type: "run", Text: msg}
 	}
 	s.Cases = append(s.Cases, run)

@@ -16,6 +16,14 @@ func Good(e *Export) bool {
 
 // RunStatus says in words how a run ended: "completed", or why it did not.
 func RunStatus(e *Export) string {
+	if why := notAsPlanned(e); why != "" {
+		return why
+	}
+	return "completed"
+}
+
+// notAsPlanned says why a run did not go as planned (interrupted, aborted, an error), or "".
+func notAsPlanned(e *Export) string {
 	var why []string
 	if e.Run.Interrupted {
 		why = append(why, "interrupted")
@@ -25,9 +33,6 @@ func RunStatus(e *Export) string {
 	}
 	if e.Run.Error != "" {
 		why = append(why, "error: "+e.Run.Error)
-	}
-	if len(why) == 0 {
-		return "completed"
 	}
 	return strings.Join(why, "; ")
 }

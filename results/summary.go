@@ -55,6 +55,22 @@ var summaryRows = []struct {
 		}
 		return strings.Join(parts, ", ")
 	}},
+	{"  of them the tool's own", func(g *Group) string { // causes.go; docs/metrics.md, "Whose errors"
+		c := g.Causes
+		switch {
+		case c == nil:
+			return "-"
+		case c.OwnErrors == 0:
+			return "0"
+		}
+		return fmt.Sprintf("%d (starved %d, own limits %d)", c.OwnErrors, c.OwnWhileStarved, c.OwnLimits)
+	}},
+	{"calls late (over 1s) / skipped starved", func(g *Group) string {
+		if g.Causes == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%d / %d", g.Causes.CallsLate, g.Causes.SkippedWhileStarved)
+	}},
 }
 
 // libraryRows are added when a group ran a client library (docs/libraries.md): the library

@@ -81,4 +81,7 @@ type PhaseAt struct {
 	// request loops had, and those that passed with no live session to call on (v2).
 	Turns        map[string]int64 `json:"turns,omitempty"`
 	CallsNotMade map[string]int64 `json:"calls_not_made,omitempty"`
+	// CallsNotStarted counts, per group, the turns of CallsNotMade that came before their
+	// client's first session was live: the clients started late (v2).
+	CallsNotStarted map[string]int64 `json:"calls_not_started,omitempty"`
 }

@@ -39,11 +39,15 @@ func (r *Result) Problems(n int) []string {
 	return []string{fmt.Sprintf("not in this merge, %d of %d shards: %s", len(r.Missing), n, strings.Join(r.Missing, ", "))}
 }
 
-// Err is the error a run with shards that died or wrote nothing ends with (nil when every
-// shard exported).
+// Err is the error a run with shards that failed or wrote nothing ends with (nil when every
+// shard exported and exited 0, 99 or 130). A shard that failed but exported (its run had a
+// problem, printed on stderr with its number) is in the merge; one that wrote nothing is not.
 func (r *Result) Err() error {
 	if len(r.Died)+len(r.Missing) == 0 {
 		return nil
+	}
+	if len(r.Missing) == 0 {
+		return fmt.Errorf("%s failed (their problems are above, each with its shard's number); the export merges all %d", strings.Join(r.Died, ", "), len(r.Parts))
 	}
 	return fmt.Errorf("%s failed; the export merges the %d shards that finished", strings.Join(append(r.Died, r.Missing...), ", "), len(r.Parts))
 }

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 // startServe starts `mcpchaos serve --from WORKLOAD` on a loopback port and returns its URL
@@ -36,10 +37,10 @@ func startServe(bin, workload string, stderr io.Writer) (string, func(), error) 
 		}
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	fields := strings.Fields(line)
-	if err != nil || len(fields) < 5 || !strings.HasPrefix(fields[4], "http://") {
+	url, perr := refserver.ParseReadyLine(line)
+	if err != nil || perr != nil {
 		stop()
-		return "", nil, errors.Join(errors.New("the reference server did not say where it listens"), err)
+		return "", nil, errors.Join(errors.New("the reference server did not say where it listens"), err, perr)
 	}
-	return fields[4], stop, nil
+	return url, stop, nil
 }

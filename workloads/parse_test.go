@@ -178,6 +178,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad enum with suggestion", "    session_ttl: 3s\n", "    session_ttl: 3s\n    get_validation: Strict\n", []wantErr{
 			{5, 21, "target.builtin.get_validation", "Strict", []string{`did you mean "strict"?`}},
 		}},
+		{"bad ttl mode", "    session_ttl: 3s\n", "    session_ttl: 3s\n    ttl_mode: fixed\n", []wantErr{
+			{5, 15, "target.builtin.ttl_mode", "fixed", []string{`unknown value "fixed"; use one of sliding, absolute`}},
+		}},
 		{"bad name", "name: t\n", "name: Seed Incident\n", []wantErr{
 			{1, 7, "name", "Seed", []string{`may only contain lowercase letters, digits, - and _; rename it, e.g. "seed-incident"`}},
 		}},

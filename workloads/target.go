@@ -17,6 +17,7 @@ var targetSchema = schema{keys: []schemaKey{
 	{"builtin", "configure the built-in reference server, e.g. builtin: {session_ttl: 30m}"},
 	{"url", "give the MCP endpoint of a real server, e.g. url: https://staging.example.com/mcp"},
 	{"session_ttl", "declare the server's session TTL, e.g. session_ttl: 30m: phases may then wait for it (ttl+1m) and detection delays are estimated from it; session_ttl: none declares that its sessions never expire"},
+	{"ttl_mode", "declare how the server's session TTL counts: sliding (from the last request, the default) or absolute (from initialize, however active the session is)"},
 	{"headers", "list extra request headers, e.g. headers: {Authorization: \"Bearer ${MCP_TOKEN}\"}"},
 	{"ca_file", "give a PEM file of certificates to trust for https, e.g. ca_file: ./staging-ca.pem"},
 	{"insecure_skip_verify", "set insecure_skip_verify: true to accept any certificate (never in production)"},
@@ -24,10 +25,11 @@ var targetSchema = schema{keys: []schemaKey{
 }}
 
 // urlOnly are the target keys that only a URL target takes.
-var urlOnly = []string{"session_ttl", "headers", "ca_file", "insecure_skip_verify", "http_version"}
+var urlOnly = []string{"session_ttl", "ttl_mode", "headers", "ca_file", "insecure_skip_verify", "http_version"}
 
 var builtinSchema = schema{keys: []schemaKey{
 	{"session_ttl", "set how long the server keeps a session, e.g. session_ttl: 30m"},
+	{"ttl_mode", "set how session_ttl counts: sliding (from the session's last POST, the default) or absolute (from initialize, however active the session is, as gateways that cap a session's lifetime do)"},
 	{"retention", "set how long the event log keeps events, e.g. retention: 60m (default: twice session_ttl)"},
 	{"retention_events", "set how many events the event log keeps per session (default 1024)"},
 	{"get_validation", "set whether the SSE GET checks the session: permissive (the seed's regime) or strict"},
@@ -64,7 +66,7 @@ func (d *decoder) target(f *field) (Target, bool) {
 	for _, k := range urlOnly {
 		if kf := m.field(k); kf != nil {
 			hint := "it belongs to a url target"
-			if k == "session_ttl" {
+			if k == "session_ttl" || k == "ttl_mode" {
 				hint = "for the built-in server write it under target.builtin"
 			}
 			d.errorf(kf.key, kf.path, "%s; %s", k, hint)
@@ -76,7 +78,7 @@ func (d *decoder) target(f *field) (Target, bool) {
 	}
 	b, ok := d.builtin(bf)
 	t.Builtin = b
-	t.SessionTTL = b.SessionTTL
+	t.SessionTTL, t.TTLMode = b.SessionTTL, b.TTLMode
 	return t, ok
 }
 
@@ -103,6 +105,7 @@ func (d *decoder) urlTargetOf(m *mapping, uf *field) (Target, bool) {
 	} else {
 		d.noTTL = "target.session_ttl is not declared; declare the server's session TTL there (e.g. session_ttl: 30m), or write a plain duration"
 	}
+	t.TTLMode = d.ttlMode(m)
 	t.Headers = d.headers(m.field("headers"))
 	if cf := m.field("ca_file"); cf != nil {
 		if s, ok := d.str(cf); ok {
@@ -244,6 +247,7 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 	b.Retention = m.durationAtLeast("retention", 2*b.SessionTTL, 0, true)
 	b.RetentionEvents = int(m.intIn("retention_events", defaultRetentionEvents, 1, maxRetentionEvents))
 	b.GetValidation = m.oneOf("get_validation", getValidation)
+	b.TTLMode = d.ttlMode(m)
 	b.DeadStatus = int(m.intIn("dead_status", defaultDeadStatus, 100, 599))
 	b.DeadBody = m.str("dead_body", defaultDeadBody)
 	b.UnknownCursorStatus = defaultUnknownCursorStatus
@@ -305,4 +309,13 @@ func CheckToxiproxyURL(raw string) string {
 		return fmt.Sprintf("%q has more than a scheme, host and port; give only those, e.g. http://127.0.0.1:8474", s)
 	}
 	return ""
+}
+
+// ttlMode reads ttl_mode; "" when absent, which means sliding (the default every server and
+// existing workload assumes, so that it adds nothing to a workload that does not say it).
+func (d *decoder) ttlMode(m *mapping) string {
+	if m.field("ttl_mode") == nil {
+		return ""
+	}
+	return m.oneOf("ttl_mode", ttlModes)
 }

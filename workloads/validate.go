@@ -131,6 +131,9 @@ func (v *validator) builtin(b *BuiltinTarget) {
 	v.duration(p+"retention", b.Retention, true)
 	v.intIn(p+"retention_events", b.RetentionEvents, 1, maxRetentionEvents)
 	v.oneOf(p+"get_validation", b.GetValidation, getValidation)
+	if b.TTLMode != "" {
+		v.oneOf(p+"ttl_mode", b.TTLMode, ttlModes)
+	}
 	v.status(p+"dead_status", b.DeadStatus)
 	if b.UnknownCursorStatus != -1 {
 		v.status(p+"unknown_cursor_status", b.UnknownCursorStatus)

@@ -64,6 +64,10 @@ type Target struct {
 	// NoSessionTTL says that the URL target declared session_ttl: none: its sessions never
 	// expire by idling. "ttl" in a phase then counts 0, and no death is estimated.
 	NoSessionTTL bool
+	// TTLMode is how the session TTL counts (Builtin.TTLMode, or a URL target's ttl_mode):
+	// vocab.TTLSliding ("" when not given) from the last request, vocab.TTLAbsolute from
+	// initialize.
+	TTLMode string
 
 	// The rest applies to a URL target only.
 	Headers            []Header // extra request headers, ${VAR} unexpanded
@@ -93,6 +97,7 @@ type BuiltinTarget struct {
 	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
+	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -199,6 +204,7 @@ var (
 	tools         = vocab.ReferenceTools()
 	protocols     = append(vocab.Protocols(), vocab.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
+	ttlModes      = vocab.TTLModes()
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}
 )

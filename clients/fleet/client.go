@@ -10,6 +10,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
+	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -208,7 +209,7 @@ func (c *Client) probe(h *held) policy.ProbeResult {
 		}
 	}
 	if err != nil && h.ctx.Err() == nil {
-		c.f.rec.Error(wire.Kind(err))
+		wire.Count(c.f.rec, err)
 	}
 	c.account(h, sent, r.Status, false)
 	return r
@@ -299,6 +300,28 @@ func (c *Client) finish(ctx context.Context, end time.Time) {
 		}
 	}
 	c.f.done(h.s)
+}
+
+// connectLoop is every driver's connect-and-retry loop: connect until it succeeds (each
+// failure counted, then a pause doubling from the group's reconnect delay up to its maximum),
+// hold what it connected, and start over with the first pause again, until ctx ends. hold
+// returns true when the client goes on in goroutines of its own and the loop is done.
+func connectLoop[S any](ctx context.Context, c *Client, connect func(context.Context) (S, error), hold func(S) (handedOn bool)) {
+	b := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
+	for ctx.Err() == nil {
+		s, err := connect(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.f.failed(err)
+			}
+			sleep.For(ctx, b.next())
+			continue
+		}
+		b.reset()
+		if hold(s) {
+			return
+		}
+	}
 }
 
 // backoff doubles a delay from base up to ceiling.

@@ -11,7 +11,7 @@
 // (driver_stateless.go), and the other client libraries (docs/libraries.md): the application
 // loop around a library session (driver_lib.go) with the inside view of its calls
 // (driver_lib_judge.go), mcp-go's client (driver_mcpgo.go), the TypeScript SDKs' clients in
-// node workers driven over JSON lines (driver_ts.go, driver_ts_worker.go; the worker itself is
+// node workers, pooled by driver_ts.go (the worker process and its JSON-lines protocol are
 // clients/tsworker), and what the export says of a library (library.go). Adding a kind is a
 // new driver file and one case in pickDriver. The drivers live here, not in a package of their
 // own, because they share the fleet's per-client accounting: a driver is a client's life, it

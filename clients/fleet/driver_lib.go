@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
-	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -49,19 +48,12 @@ func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 		c.sdk = &sdkClient{ctx: ctx, byID: make(map[string]*held)}
 	}
 	c.mu.Unlock()
-	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
-	for ctx.Err() == nil {
+	connect := func(ctx context.Context) (libConn, error) {
 		cctx, cancel := context.WithTimeout(ctx, c.f.ep.RequestTimeout)
-		conn, err := d.open(cctx, c)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				c.f.failed(err)
-			}
-			sleep.For(ctx, backoff.next())
-			continue
-		}
-		backoff.reset()
+		defer cancel()
+		return d.open(cctx, c)
+	}
+	connectLoop(ctx, c, connect, func(conn libConn) bool {
 		h := c.adoptLib(conn)
 		select {
 		case <-h.ctx.Done(): // the application gave up on it, or the run ended
@@ -83,7 +75,8 @@ func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 		}
 		c.judgeListener(h, now)
 		conn.close()
-	}
+		return false
+	})
 }
 
 // sdkPrepare registers the session the server named in its answer to a library's initialize,

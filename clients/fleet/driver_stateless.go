@@ -24,20 +24,12 @@ type statelessDriver struct {
 }
 
 // hold makes the client's request context, then holds its listen stream until the run ends.
-func (d *statelessDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
-	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
-	for ctx.Err() == nil {
-		h, err := c.initialize(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.f.failed(err)
-			}
-			sleep.For(ctx, backoff.next())
-			continue
-		}
+func (d *statelessDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
+	connectLoop(ctx, c, c.initialize, func(h *held) bool {
 		d.listen(h.ctx, c, h.s)
 		<-h.ctx.Done()
-	}
+		return false
+	})
 }
 
 func (*statelessDriver) tick(ctx context.Context, c *Client, k int) { c.tickStateless(ctx, k) }

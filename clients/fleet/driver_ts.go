@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/policy"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 )
 
 // The ts-sdk and ts-client kinds run the TypeScript SDK's clients in node workers
-// (driver_ts_worker.go): each simulated client is one Client + StreamableHTTPClientTransport of the
+// (package clients/tsworker starts them and speaks their protocol; this file pools them, one
+// per tsworker.ClientsPerWorker clients): each simulated client is one Client + StreamableHTTPClientTransport of the
 // library in a worker, made, called and closed by the application loop of driver_lib.go.
 //
 // The libraries speak HTTP from node, so mcpchaos cannot wrap their transport as it wraps the
@@ -36,7 +38,7 @@ const tsDefaultTimeout = 60 * time.Second
 type tsPool struct {
 	f       *Fleet
 	mu      sync.Mutex
-	workers []*tsWorker // by client index / TSClientsPerWorker; nil until needed
+	workers []*tsworker.Worker // by client index / tsworker.ClientsPerWorker; nil until needed
 	gw      *http.Server
 	gwURL   string
 	obs     []*sdkObserver // by client index
@@ -53,7 +55,7 @@ func (f *Fleet) tsPool() (*tsPool, error) {
 	if f.lib.pool != nil {
 		return f.lib.pool, nil
 	}
-	p := &tsPool{f: f, workers: make([]*tsWorker, (len(f.clients)+TSClientsPerWorker-1)/TSClientsPerWorker),
+	p := &tsPool{f: f, workers: make([]*tsworker.Worker, (len(f.clients)+tsworker.ClientsPerWorker-1)/tsworker.ClientsPerWorker),
 		obs: make([]*sdkObserver, len(f.clients))}
 	if err := p.startGateway(); err != nil {
 		return nil, err
@@ -128,46 +130,46 @@ func (f *Fleet) Prepare(ctx context.Context) error {
 	errs := make([]error, len(p.workers))
 	var wg sync.WaitGroup
 	for i := range p.workers {
-		wg.Go(func() { _, errs[i] = p.worker(ctx, i*TSClientsPerWorker) })
+		wg.Go(func() { _, errs[i] = p.worker(ctx, i*tsworker.ClientsPerWorker) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
 // worker returns the worker of client c, started on first use.
-func (p *tsPool) worker(ctx context.Context, c int) (*tsWorker, error) {
+func (p *tsPool) worker(ctx context.Context, c int) (*tsworker.Worker, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
 		return nil, errors.New("the group has ended")
 	}
-	i := c / TSClientsPerWorker
+	i := c / tsworker.ClientsPerWorker
 	if w := p.workers[i]; w != nil {
-		if err := w.exitedEarly(); err != nil {
+		if err := w.ExitedEarly(); err != nil {
 			return nil, err
 		}
 		return w, nil
 	}
-	w, err := startTSWorker(ctx, p.f.cfg.Kind)
+	w, err := tsworker.Start(ctx, p.f.cfg.Kind)
 	if err != nil {
 		p.lost = append(p.lost, err.Error())
 		return nil, err
 	}
-	p.f.noteLibrary(w.library, w.version)
+	p.f.noteLibrary(w.Library(), w.Version())
 	p.workers[i] = w
 	go p.watch(w, i)
 	return w, nil
 }
 
 // watch records a worker that exits before the group ends: a problem of the run.
-func (p *tsPool) watch(w *tsWorker, i int) {
-	<-w.exited
+func (p *tsPool) watch(w *tsworker.Worker, i int) {
+	<-w.Exited()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.stopped {
-		first := i * TSClientsPerWorker
-		last := min(first+TSClientsPerWorker, len(p.obs)) - 1
-		p.lost = append(p.lost, fmt.Sprintf("clients %d..%d: %v", first, last, w.exitedEarly()))
+		first := i * tsworker.ClientsPerWorker
+		last := min(first+tsworker.ClientsPerWorker, len(p.obs)) - 1
+		p.lost = append(p.lost, fmt.Sprintf("clients %d..%d: %v", first, last, w.ExitedEarly()))
 	}
 }
 
@@ -180,7 +182,7 @@ func (p *tsPool) stop() {
 	var wg sync.WaitGroup
 	for _, w := range ws {
 		if w != nil {
-			wg.Go(func() { w.stop(10 * time.Second) })
+			wg.Go(func() { w.Stop(10 * time.Second) })
 		}
 	}
 	wg.Wait()
@@ -204,7 +206,7 @@ func (p *tsPool) problems() []string {
 
 // tsConn is one client's session in a worker.
 type tsConn struct {
-	w       *tsWorker
+	w       *tsworker.Worker
 	c       int
 	id      string
 	proto   string
@@ -222,11 +224,11 @@ func openTS(ctx context.Context, c *Client) (libConn, error) {
 		return nil, err
 	}
 	opts := c.f.cfg.LibraryOptions
-	done := w.endedChan(c.idx)
-	r, err := w.request(ctx, tsMsg{Op: "open", C: c.idx, URL: p.gwURL, Opts: opts, Name: c.f.ep.ClientName})
+	done := w.Ended(c.idx)
+	r, err := w.Request(ctx, tsworker.Msg{Op: "open", C: c.idx, URL: p.gwURL, Opts: opts, Name: c.f.ep.ClientName})
 	if err != nil {
-		if !errors.Is(err, errWorkerGone) {
-			_, _ = w.request(context.Background(), tsMsg{Op: "close", C: c.idx}) // it may still open
+		if !errors.Is(err, tsworker.ErrGone) {
+			_, _ = w.Request(context.Background(), tsworker.Msg{Op: "close", C: c.idx}) // it may still open
 		}
 		return nil, err
 	}
@@ -247,13 +249,13 @@ func (t *tsConn) ended() <-chan struct{} { return t.done }
 func (t *tsConn) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, _ = t.w.request(ctx, tsMsg{Op: "close", C: t.c})
+	_, _ = t.w.Request(ctx, tsworker.Msg{Op: "close", C: t.c})
 }
 
 func (t *tsConn) list(ctx context.Context) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout+30*time.Second)
 	defer cancel()
-	r, err := t.w.request(ctx, tsMsg{Op: "list", C: t.c})
+	r, err := t.w.Request(ctx, tsworker.Msg{Op: "list", C: t.c})
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +271,7 @@ func (t *tsConn) call(ctx context.Context, tool string, args any, progress strin
 	ctx, cancel := context.WithTimeout(ctx, t.timeout+30*time.Second)
 	defer cancel()
 	o := libOutcome{sent: time.Now(), timeout: t.timeout}
-	r, err := t.w.request(ctx, tsMsg{Op: "call", C: t.c, Tool: tool, Args: args, Progress: progress})
+	r, err := t.w.Request(ctx, tsworker.Msg{Op: "call", C: t.c, Tool: tool, Args: args, Progress: progress})
 	o.took = time.Since(o.sent)
 	switch {
 	case err != nil:

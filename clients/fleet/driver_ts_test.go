@@ -12,6 +12,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -20,7 +21,7 @@ import (
 // A node worker that dies while the run goes on is a problem of the run, and its clients'
 // calls fail at once: nothing waits for a worker that is gone, and the group still ends.
 func TestTSWorkerDeathIsAProblemNotAHang(t *testing.T) {
-	if err := fleet.CheckTSWorker(policy.ClientTSSDK); err != nil {
+	if err := tsworker.Check(policy.ClientTSSDK); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}

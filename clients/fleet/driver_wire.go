@@ -26,17 +26,7 @@ func (wireDriver) notObservable() []string { return nil }
 // `mcpchaos bench`, a held session cost a 16 KiB stack on one long-lived goroutine, and 8 KiB
 // this way.
 func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
-	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
-	for ctx.Err() == nil {
-		h, err := c.initialize(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.f.failed(err)
-			}
-			sleep.For(ctx, backoff.next())
-			continue
-		}
-		backoff.reset()
+	connectLoop(ctx, c, c.initialize, func(h *held) bool {
 		if c.f.cfg.Arguments == nil && !h.s.Stateless {
 			// Learn the tool's arguments now, as clients list tools after initialize, so that
 			// the first calls do not wait for tools/list.
@@ -44,10 +34,11 @@ func (wireDriver) hold(ctx context.Context, c *Client, wg *sync.WaitGroup) {
 		}
 		if st := c.openFirst(h); st != nil {
 			c.readOn(ctx, wg, &reading{h: h, st: st, opened: time.Now()})
-			return
+			return true
 		}
 		<-h.ctx.Done() // no stream to hold (the server offers none, or the session died)
-	}
+		return false
+	})
 }
 
 // tick runs one application request of loop k: a tool call with the policy's retries.

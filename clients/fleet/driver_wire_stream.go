@@ -112,7 +112,7 @@ func (c *Client) openFirst(h *held) *wire.Stream {
 		switch {
 		case err != nil:
 			if h.ctx.Err() == nil {
-				c.f.rec.Error(wire.Kind(err))
+				wire.Count(c.f.rec, err)
 			}
 		case st.Status == http.StatusOK:
 			c.f.servedStream(h.s)
@@ -148,7 +148,7 @@ func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verd
 		if err != nil {
 			if h.ctx.Err() == nil {
 				err = st.Classify(err, c.f.ep.MaxEvent)
-				c.f.rec.Error(wire.Kind(err))
+				wire.Count(c.f.rec, err)
 				if wire.Kind(err) == metrics.ErrTooLarge { // what the server sent, for the problem line
 					c.f.sample(err.Error())
 				}
@@ -191,7 +191,7 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 		st, err := h.s.OpenStream(h.ctx, *cursor)
 		if err != nil {
 			if h.ctx.Err() == nil {
-				c.f.rec.Error(wire.Kind(err))
+				wire.Count(c.f.rec, err)
 			}
 			continue
 		}

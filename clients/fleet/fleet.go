@@ -81,8 +81,10 @@ type Fleet struct {
 	// with each 4xx or 5xx status that dead_statuses do not list (RefusedWith).
 	refusedWith [200]atomic.Int64
 	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
-	// with no live session to call on (calls_not_made).
-	turnsBy, notMadeBy, skippedBy []atomic.Int64
+	// with no live session to call on (calls_not_made); notStartedBy the turns that came before
+	// their client's first session was live (calls_not_made too: a loaded machine initializes
+	// late, and a phase that made few of its turns must not pass as measured).
+	turnsBy, notMadeBy, skippedBy, notStartedBy []atomic.Int64
 	// callsDue counts the call turns that came during a phase that makes calls, made or not:
 	// a group with turns and no call made is a problem (problems.go), never a quiet 0 / 0.
 	callsDue atomic.Int64
@@ -113,7 +115,7 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 	cfg.Phases = max(cfg.Phases, 1)
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: deaths, policy: cfg.Policy, calls: calls,
 		drv: pickDriver(ep, cfg), turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases),
-		skippedBy: make([]atomic.Int64, cfg.Phases), churn: newChurner(cfg.Churn, cfg.Clients)}
+		skippedBy: make([]atomic.Int64, cfg.Phases), notStartedBy: make([]atomic.Int64, cfg.Phases), churn: newChurner(cfg.Churn, cfg.Clients)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
 		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
@@ -308,6 +310,8 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 			if f.calls(s.due.Sub(start)) {
 				if c.wasLive.Load() { // turns before its first session are not the server's (notMade)
 					f.turnsBy[f.phaseAt(s.due.Sub(start))].Add(1)
+				} else {
+					f.notStarted(s.due.Sub(start))
 				}
 				f.callsDue.Add(1)
 				if !c.turns[s.k].take(s.due, period) {
@@ -353,13 +357,17 @@ type PhaseTurns struct {
 	Turns   int64 `json:"turns"`          // turns its schedule gave them
 	NotMade int64 `json:"calls_not_made"` // of them, turns with no live session to call on
 	Skipped int64 `json:"calls_skipped"`  // of them, turns missed behind a call still running
+	// NotStarted counts the phase's turns that came before their client's first session was
+	// live, beside Turns (which has only the turns of clients with a session): the clients
+	// started late (a busy machine, a slow initialize). They are counted in calls_not_made.
+	NotStarted int64 `json:"calls_not_started"`
 }
 
 // PhaseTurns returns the group's turns by phase index (GroupConfig.PhaseAt).
 func (f *Fleet) PhaseTurns() []PhaseTurns {
 	out := make([]PhaseTurns, len(f.turnsBy))
 	for i := range out {
-		out[i] = PhaseTurns{Turns: f.turnsBy[i].Load(), NotMade: f.notMadeBy[i].Load(), Skipped: f.skippedBy[i].Load()}
+		out[i] = PhaseTurns{Turns: f.turnsBy[i].Load(), NotMade: f.notMadeBy[i].Load(), Skipped: f.skippedBy[i].Load(), NotStarted: f.notStartedBy[i].Load()}
 	}
 	return out
 }

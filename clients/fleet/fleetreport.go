@@ -139,7 +139,7 @@ func (f *Fleet) sample(text string) {
 
 // failed counts an error of a request and keeps its text.
 func (f *Fleet) failed(err error) {
-	f.rec.Error(wire.Kind(err))
+	wire.Count(f.rec, err)
 	f.sample(err.Error())
 }
 

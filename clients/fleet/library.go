@@ -102,8 +102,8 @@ func (f *Fleet) WorkerPIDs() []int {
 	defer p.mu.Unlock()
 	var out []int
 	for _, w := range p.workers {
-		if w != nil && w.exitedEarly() == nil {
-			out = append(out, w.cmd.Process.Pid)
+		if w != nil && w.ExitedEarly() == nil {
+			out = append(out, w.PID())
 		}
 	}
 	return out

@@ -46,6 +46,9 @@ type Regime struct {
 	// the same id, as mcp-go's stateless id manager does), so a success after the estimated
 	// death does not prove the session lived on.
 	SilentSubstitution bool
+	// AbsoluteTTL: the TTL runs from the session's first success (initialize), not its last:
+	// a gateway that caps a session's lifetime ends it then however active it is.
+	AbsoluteTTL bool
 }
 
 // Estimated is the Truth for a server that cannot tell: it assumes the server's declared
@@ -160,8 +163,8 @@ func (e *Estimated) Touch(id string, at time.Time, post bool) {
 		}
 		return
 	}
-	if at.After(x.last) {
-		x.last = at
+	if at.After(x.last) && !(e.Regime.AbsoluteTTL && !x.last.IsZero()) {
+		x.last = at // under an absolute TTL only the first success starts the clock
 	}
 }
 
@@ -176,7 +179,7 @@ func (e *Estimated) ObserveDead(id string, at time.Time) {
 }
 
 func (e *Estimated) StreamOpen(id string, open bool, at time.Time) {
-	if !e.Regime.OpenStreamKeepsAlive {
+	if !e.Regime.OpenStreamKeepsAlive || e.Regime.AbsoluteTTL {
 		return
 	}
 	s := e.shard(id)

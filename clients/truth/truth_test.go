@@ -48,3 +48,24 @@ func TestEstimated(t *testing.T) {
 		t.Errorf("holds %d sessions after 100000 ended", n)
 	}
 }
+
+// Under an absolute TTL the estimate runs from the session's first success: later successes
+// (activity) move nothing, so a session active to the end is estimated dead a TTL after its
+// initialize, as the gateway that caps it ends it; the sliding default moves with them.
+func TestEstimatedAbsoluteTTL(t *testing.T) {
+	born := time.Now().Add(-90 * time.Second)
+	for _, absolute := range []bool{false, true} {
+		e := NewEstimated(time.Minute)
+		e.Regime.AbsoluteTTL = absolute
+		for i := range 4 { // a success every 20 s, the last 30 s ago
+			e.Touch("a", born.Add(time.Duration(i)*20*time.Second), true)
+		}
+		at, dead := e.DeadSince("a")
+		switch {
+		case absolute && (!dead || !at.Equal(born.Add(time.Minute))):
+			t.Errorf("absolute: %v %v, want dead at initialize + TTL %v", at, dead, born.Add(time.Minute))
+		case !absolute && dead:
+			t.Errorf("sliding: dead at %v, though the last success was 30 s ago with a TTL of 1m", at)
+		}
+	}
+}

@@ -102,6 +102,22 @@ func (c *Conduct) midEvent(err error, what string) error {
 	return err
 }
 
+// OwnLimit says an error is the tool's own process running out of something the machine
+// gives it (descriptors, local ports, socket buffers), not anything the server did: it is
+// counted beside its kind (errors_own_limits; docs/metrics.md, "Whose errors").
+func OwnLimit(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
+}
+
+// Count records a transport error on rec: its kind, and whether it was the tool's own limit.
+func Count(rec *metrics.Recorder, err error) {
+	rec.Error(Kind(err))
+	if OwnLimit(err) {
+		rec.Inc(metrics.ErrorsOwnLimits)
+	}
+}
+
 // Kind classifies an error for the export's error counts.
 func Kind(err error) metrics.ErrorKind {
 	var (

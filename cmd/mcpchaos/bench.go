@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/bench"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/refserver"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -36,7 +37,7 @@ func newBenchCmd() *cobra.Command {
 		Long: `Measure the cost of a held session. The command starts the reference server in a process
 of its own, then, for each client kind, a measuring process that holds --sessions sessions
 (initialize, GET stream open) through embedded Toxiproxy (in processes of their own, one per
-1,500 sessions: a proxied session costs about 10 descriptors there), drives
+8,000 sessions: a proxied session costs about 2 descriptors there), drives
 --rounds rounds of one tools/call per session, and times --probes probes beside bare HTTP round
 trips. This process reads the measuring process's memory (RSS, PSS), descriptors and CPU time
 from /proc while it stands still, so nothing the benchmark does to measure is counted. It
@@ -165,16 +166,16 @@ func startBenchServer(ctx context.Context, self string, stderr io.Writer) (*exec
 		return nil, "", fmt.Errorf("starting the reference server: %w", err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
-	fields := strings.Fields(line)
-	if err == nil && (len(fields) < 5 || !strings.HasPrefix(fields[4], "http://")) {
-		err = fmt.Errorf("unexpected first line from the reference server: %q", line)
+	url, perr := refserver.ParseReadyLine(line)
+	if err == nil {
+		err = perr
 	}
 	if err != nil {
 		_ = srv.Process.Kill()
 		_ = srv.Wait()
 		return nil, "", fmt.Errorf("reading the reference server's address: %w", err)
 	}
-	return srv, fields[4], nil
+	return srv, url, nil
 }
 
 func printBench(w io.Writer, rep *benchReport) {

@@ -15,21 +15,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/compare"
 )
 
-func newCompareCmd() *cobra.Command {
-	var (
-		asJSON, asMarkdown, all, force, strict bool
-		tolFile                                string
-		last                                   int
-		tolFlags                               []string
-	)
-	cmd := &cobra.Command{
-		Use:   "compare BASE... CURRENT",
-		Short: "Compare a run with earlier ones: per group and metric, the change and a verdict",
-		Long: `Compare the export CURRENT with one or more baseline exports BASE (typically the last good
+// compareHelp is the command's help, beside the function that builds it.
+const compareHelp = `Compare the export CURRENT with one or more baseline exports BASE (typically the last good
 runs; a directory stands for every export in it): for every group (and overall) and every
 metric, the baselines' median and spread, the current value, the change, and a verdict; and
 every threshold, which must keep passing. Prints the verdict first, what changed in words,
@@ -56,8 +48,20 @@ metric (naive.misattributed_errors) or a glob (*_latency.p99, naive.*); SPEC is 
 grow), +10% (may grow 10%), +10%,+2ms (past both), -5% (may fall 5%), or info (report only).
 
 Runs of different workloads (by name, or by the workload file's hash) are different
-experiments: compare refuses them unless --force is given.`,
-		Args: args(cobra.MinimumNArgs(2)),
+experiments: compare refuses them unless --force is given.`
+
+func newCompareCmd() *cobra.Command {
+	var (
+		asJSON, asMarkdown, all, force, strict bool
+		tolFile                                string
+		last                                   int
+		tolFlags                               []string
+	)
+	cmd := &cobra.Command{
+		Use:   "compare BASE... CURRENT",
+		Short: "Compare a run with earlier ones: per group and metric, the change and a verdict",
+		Long:  compareHelp,
+		Args:  args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if asJSON && asMarkdown {
 				return usagef("--json and --markdown exclude each other; pick one")
@@ -122,7 +126,7 @@ func compareError(c *compare.Comparison, bases []results.Part, cur *results.Expo
 	case c.CurrentRun != "":
 		return &gateError{c.CurrentRun}
 	case c.Regressions > 0:
-		return &gateError{fmt.Sprintf("%d regression%s against %s", c.Regressions, map[bool]string{true: "", false: "s"}[c.Regressions == 1], against)}
+		return &gateError{words.Count(c.Regressions, "regression") + " against " + against}
 	case strict && c.Inconclusive > 0:
 		return &gateError{fmt.Sprintf("--strict: %d timing rows inconclusive against %s: %s", c.Inconclusive, against, strings.Join(c.Starved, "; "))}
 	}

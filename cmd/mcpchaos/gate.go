@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -77,7 +78,7 @@ func gateOf(e *results.Export, thresholds bool) error {
 		gates = append(gates, "session-leak check failed: "+l.Verdict)
 	}
 	if ps := e.FailedProbes(); len(ps) > 0 {
-		gates = append(gates, fmt.Sprintf("not steady: %d steady-state probe%s failed: %s", len(ps), map[bool]string{true: "", false: "s"}[len(ps) == 1], strings.Join(ps, "; ")))
+		gates = append(gates, fmt.Sprintf("not steady: %s failed: %s", words.Count(len(ps), "steady-state probe"), strings.Join(ps, "; ")))
 	}
 	if len(gates) > 0 {
 		return &gateError{strings.Join(gates, "; ")}

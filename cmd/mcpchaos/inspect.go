@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/wire"
@@ -15,23 +16,11 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/inspect"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
-func newInspectCmd() *cobra.Command {
-	var (
-		jsonOut  string
-		o        inspect.Options
-		headers  []string
-		caFile   string
-		insecure bool
-		http2    bool
-		quiet    bool
-		toolArgs string
-	)
-	cmd := &cobra.Command{
-		Use:   "inspect URL",
-		Short: "Fingerprint a real MCP server's regime before any load: can its replays lie?",
-		Long: `Inspect an MCP server (streamable HTTP) before load-testing it. It opens a few sessions,
+// inspectHelp is the command's help, beside the function that builds it.
+const inspectHelp = `Inspect an MCP server (streamable HTTP) before load-testing it. It opens a few sessions,
 kills them (DELETE, and with --ttl by waiting past the declared TTL) and looks at what a dead
 session gets: does GET validate the session, does a dead session's cursor still replay (the
 seed's trap), which statuses mean "dead", are ping and tools/list valid liveness probes, does an
@@ -47,8 +36,24 @@ with an error).
 It prints a table, and with --json FILE writes the fingerprint as JSON. "unknown" means inspect
 could not tell, never "no". The verdict names the hazards and the probe and dead_statuses to
 put in a workload. Exit status 0 when it could inspect the server, whatever it found; 1 when it
-could not; 2 for bad flags.`,
-		Args: args(cobra.ExactArgs(1)),
+could not; 2 for bad flags.`
+
+func newInspectCmd() *cobra.Command {
+	var (
+		jsonOut  string
+		o        inspect.Options
+		headers  []string
+		caFile   string
+		insecure bool
+		http2    bool
+		quiet    bool
+		toolArgs string
+	)
+	cmd := &cobra.Command{
+		Use:   "inspect URL",
+		Short: "Fingerprint a real MCP server's regime before any load: can its replays lie?",
+		Long:  inspectHelp,
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if msg := workloads.CheckURL(a[0]); msg != "" {
 				return usagef("URL %s", msg)
@@ -60,6 +65,9 @@ could not; 2 for bad flags.`,
 			}
 			if o.ToolArgs, err = parseToolArgs(o.Tool, toolArgs); err != nil {
 				return err
+			}
+			if !wire.Supported(o.Protocol) && o.Protocol != wire.ProtocolStateless {
+				return usagef("--protocol %q: want a session-family version (%s) or the stateless revision %s", o.Protocol, strings.Join(vocab.Protocols(), ", "), wire.ProtocolStateless)
 			}
 			if o.TTL < 0 || o.Idle < 0 || o.Timeout < 0 {
 				return usagef("--ttl, --idle and --timeout must not be negative")
@@ -90,7 +98,7 @@ could not; 2 for bad flags.`,
 	f.DurationVar(&o.TTL, "ttl", 0, "the server's session TTL: wait past it to see a TTL death and whether an open stream holds a session")
 	f.DurationVar(&o.Idle, "idle", 10*time.Second, "how long to watch an idle GET stream for keepalives")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "timeout of each request")
-	f.StringVar(&o.Protocol, "protocol", wire.Protocol20251125, "the session-family protocol version to offer")
+	f.StringVar(&o.Protocol, "protocol", wire.Protocol20251125, "the protocol version to inspect in: a session-family version, or 2026-07-28 for the stateless revision (the table lists every era the server speaks either way)")
 	f.StringVar(&o.Tool, "tool", "", "the tool to call (with a progress token) for event ids; default: up to three picked from tools/list")
 	f.StringVar(&toolArgs, "tool-args", "", "the --tool's arguments as a JSON object; default: a minimal valid instance of its inputSchema")
 	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)

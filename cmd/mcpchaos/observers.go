@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/metrics/prom"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -81,13 +84,13 @@ func viewStatus(v *engine.View) statusSource {
 	}
 }
 
-// metricsObserver serves the run's live numbers at --metrics-addr (livemetrics.go) while the
+// metricsObserver serves the run's live numbers at --metrics-addr (prom.Serve) while the
 // run goes on; after it, the final numbers until a scrape has read them or --metrics-linger
-// has passed (lm.linger, called once the export is written).
+// has passed (linger, called once the export is written).
 type metricsObserver struct {
 	addr     string
 	stderr   io.Writer
-	lm       *liveMetrics
+	lm       *prom.Endpoint
 	finished atomic.Bool // read by scrapes: mcpchaos_run_finished
 }
 
@@ -96,17 +99,17 @@ func (m *metricsObserver) Start(v *engine.View) error {
 	if v.Shard != nil {
 		labels["shard"] = strconv.Itoa(v.Shard.Index)
 	}
-	lm, err := serveMetrics(m.addr, labels,
-		metrics.NewCollector(v.Recorders(), v.Believed),
-		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
-			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
+	lm, err := prom.Serve(m.addr, labels,
+		prom.NewCollector(v.Recorders(), v.Believed),
+		prom.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() prom.RunState {
+			return prom.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: m.finished.Load()}
 		}),
-		metrics.NewGeneratorCollector(func() metrics.GeneratorState { return generatorState(v) }))
+		prom.NewGeneratorCollector(func() prom.GeneratorState { return generatorState(v) }))
 	if err != nil {
-		return err
+		return fmt.Errorf("--metrics-addr %s: %w", m.addr, err)
 	}
 	m.lm = lm
-	fmt.Fprintf(m.stderr, "mcpchaos: live metrics at http://%s/metrics (run_id %s)\n", lm.bound, v.RunID)
+	fmt.Fprintf(m.stderr, "mcpchaos: live metrics at http://%s/metrics (run_id %s)\n", lm.Addr(), v.RunID)
 	return nil
 }
 
@@ -114,29 +117,31 @@ func (m *metricsObserver) Start(v *engine.View) error {
 func (m *metricsObserver) Stop(*engine.View, time.Time) {
 	m.finished.Store(true)
 	if m.lm != nil {
-		m.lm.finish()
+		m.lm.Finish()
 	}
 }
 
-// linger serves the final numbers for a while (see liveMetrics.linger), then closes.
+// linger serves the final numbers for a while (see prom.Endpoint.Linger), then closes.
 func (m *metricsObserver) linger(ctx context.Context, d time.Duration, stderr io.Writer) {
 	if m == nil || m.lm == nil {
 		return
 	}
 	if d > 0 {
-		fmt.Fprintf(stderr, "mcpchaos: serving the final metrics at http://%s/metrics until one scrape reads them (at most %s)\n", m.lm.bound, d)
+		fmt.Fprintf(stderr, "mcpchaos: serving the final metrics at http://%s/metrics until one scrape reads them (at most %s)\n", m.lm.Addr(), d)
 	}
-	m.lm.linger(ctx, d)
+	if err := m.lm.Linger(ctx, d); err != nil {
+		fmt.Fprintln(stderr, "mcpchaos: live metrics:", err)
+	}
 }
 
 // generatorState is the generator's last window for the live endpoint (zero before the first
 // window closed, or in a view without a generator).
-func generatorState(v *engine.View) metrics.GeneratorState {
+func generatorState(v *engine.View) prom.GeneratorState {
 	if v.Generator == nil {
-		return metrics.GeneratorState{}
+		return prom.GeneratorState{}
 	}
 	l := v.Generator()
-	return metrics.GeneratorState{
+	return prom.GeneratorState{
 		TimerLagP99S: l.TimerLagP99 / 1e6, SchedP99S: l.SchedP99 / 1e6, CPUShare: l.CPUShare,
 		CPUWaitShare: l.CPUWaitShare, GCPauseS: l.GCPause / 1e6, Starved: l.Starved, StarvedTotalS: l.StarvedS,
 	}
@@ -152,4 +157,66 @@ func writeGeneratorWarning(w io.Writer, exp *results.Export) {
 		return
 	}
 	fmt.Fprintf(w, "warning: the load generator was %s; its latencies and amounts of work from then are the runner's as much as the server's (bound: %s)\n", g.Why(), g.Bound)
+}
+
+// checkMetricsAddr checks --metrics-addr: HOST:PORT, on loopback unless public.
+func checkMetricsAddr(addr string, public bool) error {
+	return checkListenAddr("--metrics-addr", addr, "127.0.0.1:9464", public, "pass --metrics-public to serve the metrics there")
+}
+
+// checkListenAddr checks a listen address given by flag: HOST:PORT (example shows one), on
+// loopback unless public; notPublic says how to listen elsewhere.
+func checkListenAddr(flag, addr, example string, public bool, notPublic string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("%s %q: %v (want HOST:PORT, e.g. %s)", flag, addr, err, example)
+	}
+	if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+		return usagef("%s %q is not a loopback address; %s", flag, addr, notPublic)
+	}
+	return nil
+}
+
+// writeIncomplete heads the summary of a run that did not measure the server, with why: its
+// load generator starved for most of its time, or most of its transport errors its own
+// (docs/metrics.md, "Whose errors"). These are the summary's first lines, not a footnote.
+func writeIncomplete(w io.Writer, exp *results.Export) {
+	if g := exp.Generator; g.MostlyStarved() {
+		shards := ""
+		if g.Shards > 0 {
+			shards = fmt.Sprintf(" (%d of %d shards starved)", g.StarvedShards, g.Shards)
+		}
+		late := ""
+		if c := exp.Overall.Causes; c != nil {
+			late = fmt.Sprintf("; %d calls began over 1s late, %d turns were skipped and %d timeouts came while it was starved", c.CallsLate, c.SkippedWhileStarved, c.OwnWhileStarved)
+		}
+		fmt.Fprintf(w, "STARVED: the load generator was %s%s%s: its timing figures are the machine's running it as much as the server's\n", g.Why(), shards, late)
+		if why := exp.LateWhy(); why != "" {
+			fmt.Fprintf(w, "LATE: %s\n", why)
+		}
+	}
+	if why := exp.OwnErrorsWhy(); why != "" {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", why)
+	}
+}
+
+// incompleteErr is the error of a run that did not measure the server (exit 1): most of its
+// transport errors its own or, for a --procs run (procs: true), its shards starved for most of
+// the run by the plan it ran on this machine so that its calls could not keep their schedule.
+// A starved run whose calls kept it stays complete: its headline says STARVED and compare
+// calls its timing inconclusive.
+func incompleteErr(exp *results.Export, procs bool) error {
+	var why []string
+	if g := exp.Generator; procs && g.MostlyStarved() {
+		if late := exp.LateWhy(); late != "" {
+			why = append(why, "the load generator was "+g.Why()+" and "+late+"; run fewer --procs or fewer clients on this machine, or shard across machines")
+		}
+	}
+	if w := exp.OwnErrorsWhy(); w != "" {
+		why = append(why, w)
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("incomplete: %s", strings.Join(why, "; "))
 }

@@ -38,6 +38,14 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	if err := engine.CheckDescriptors(w, n); err != nil { // each process's part, on this machine
 		return err
 	}
+	serve := w.Target.Builtin != nil && fl.target.url == ""
+	warnings, err := shards.Fit(w, n, shards.ThisMachine(), serve) // memory, ports, cores
+	if err != nil {
+		return usagef("--procs %d: %v", n, err)
+	}
+	for _, warn := range warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", warn)
+	}
 	formats, err := parseFormats(fl.formats)
 	if err != nil {
 		return err
@@ -64,7 +72,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	}
 	sup := shards.New(shards.Config{
 		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start,
-		Serve: w.Target.Builtin != nil && fl.target.url == "",
+		Serve: serve,
 		Args:  shardArgs(fl), Log: stderr,
 	})
 	procsSecondSignal.Store(sup)
@@ -88,6 +96,22 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	sup.Wait()
 	stopProgress()
 	return mergeShards(ctx, sup, w, fl, out, dir, formats, n, stdout, stderr)
+}
+
+// autoProcs is --procs 0 (the default): one process, unless a process's descriptors cannot
+// hold the workload's sessions, then the fewest processes that can (shards.Fewest), said on
+// stderr. A run that shards itself otherwise (--shard, --start-at, --hlog) stays one process,
+// and the descriptor check refuses it with its advice if it does not fit.
+func autoProcs(w *workloads.Workload, fl *runFlags, stderr io.Writer) int {
+	if fl.shard != "" || fl.startAt != "" || fl.hlog.on() {
+		return 1
+	}
+	n := shards.Fewest(w)
+	if n <= 1 || n > shards.MaxProcs {
+		return 1
+	}
+	fmt.Fprintf(stderr, "mcpchaos: %d clients do not fit one process's file descriptors (ulimit -n): running them as --procs %d, the fewest that fit\n", w.Clients(), n)
+	return n
 }
 
 // shardArgs are the run flags every shard is given besides its own (--shard, --start-at,
@@ -127,6 +151,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	// The summary first: a full disk found when writing the export must not lose it.
 	if !fl.quiet {
 		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
+		writeIncomplete(stdout, merged)
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
@@ -148,8 +173,16 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	if res.Interrupted {
 		return errInterrupted
 	}
-	if err := res.Err(); err != nil {
-		return err
+	// Starved by its own plan, or its errors its own: it did not measure the server, which is
+	// said first; shards that failed are said too.
+	incomplete, failed := incompleteErr(merged, true), res.Err()
+	switch {
+	case incomplete != nil && failed != nil:
+		return fmt.Errorf("%w; and %w", incomplete, failed)
+	case incomplete != nil:
+		return incomplete
+	case failed != nil:
+		return failed
 	}
 	return verdictError(merged)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpchaos/mcpchaos/engine"
-	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/metrics/prom"
 	"github.com/mcpchaos/mcpchaos/metrics/remotewrite"
 )
 
@@ -101,11 +101,11 @@ func (o *remoteWriteObserver) Start(v *engine.View) error {
 	reg := prometheus.NewRegistry()
 	wrapped := prometheus.WrapRegistererWith(ids, reg)
 	for _, c := range []prometheus.Collector{
-		metrics.NewCollector(v.Recorders(), v.Believed),
-		metrics.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() metrics.RunState {
-			return metrics.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: o.finished.Load()}
+		prom.NewCollector(v.Recorders(), v.Believed),
+		prom.NewRunCollector(v.Phases(), v.FaultNames(), v.Labels, func() prom.RunState {
+			return prom.RunState{Phase: v.Phase(time.Now()), Faults: v.Faults(), Finished: o.finished.Load()}
 		}),
-		metrics.NewGeneratorCollector(func() metrics.GeneratorState { return generatorState(v) }),
+		prom.NewGeneratorCollector(func() prom.GeneratorState { return generatorState(v) }),
 	} {
 		if err := wrapped.Register(c); err != nil {
 			return err

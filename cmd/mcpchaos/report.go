@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results/report"
 )
@@ -42,7 +43,7 @@ opened offline. -o - writes it to stdout.`,
 			if err := outfile.WriteWithContext(cmd.Context(), out, os.Stdout, func(w io.Writer) error { return report.Write(w, runs, opts) }); err != nil {
 				return fmt.Errorf("writing the report: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d run%s)\n", out, len(runs), map[bool]string{true: "", false: "s"}[len(runs) == 1])
+			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%s)\n", out, words.Count(len(runs), "run"))
 			return nil
 		},
 	}

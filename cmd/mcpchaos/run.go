@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/shards"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
@@ -68,12 +69,15 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 			if err != nil {
 				return err
 			}
+			if fl.procs == 0 { // the default: as many processes as this machine needs (procs.go)
+				fl.procs = autoProcs(w, fl, cmd.ErrOrStderr())
+			}
 			plan, err := fl.plan(w)
 			if err != nil {
 				return err
 			}
 			if fl.procs > 1 {
-				return runProcs(cmd.Context(), a[0], plan.Workload, *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runProcs(cmd.Context(), a[0], plan.Workload(), *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return run(cmd.Context(), plan, *fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -87,7 +91,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 	f.StringArrayVar(&fl.abortOn, "threshold-abort", nil, "a threshold that stops the run as soon as it fails for good, e.g. 'overall.misattributed_errors < 10' (repeatable)")
 	f.StringArrayVar(&fl.labels, "label", nil, "what the run tests, key=value, e.g. release=v1.4.2 or commit=3f2a1c9 (repeatable): in the export, compare and the report")
 	f.DurationVar(&fl.metricsLinger, "metrics-linger", 15*time.Second, "after the run, keep serving the final metrics until one scrape has read them or this long (0: stop at once)")
-	f.IntVar(&fl.procs, "procs", 1, "run as this many shard processes on this machine, one progress view, exports merged")
+	f.IntVar(&fl.procs, "procs", 0, "run as this many shard processes on this machine, one progress view, exports merged (0: the fewest whose sessions fit a process's descriptors, 1 for most workloads)")
 	f.StringVar(&fl.shard, "shard", "", "run one shard of the fleet: INDEX/COUNT, INDEX from 0 (e.g. 0/4 ... 3/4)")
 	f.StringVar(&fl.startAt, "start-at", "", "start the clients at this RFC 3339 time (align shards), e.g. 2026-01-02T15:04:05Z")
 	f.StringVar(&fl.metricsAddr, "metrics-addr", "", "serve live counters and histograms in Prometheus format at http://HOST:PORT/metrics")
@@ -107,8 +111,8 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 	default:
 		return nil, usagef("--progress %q: want auto, bars, lines, json or off", fl.progress)
 	}
-	if fl.procs < 0 || fl.procs > 64 {
-		return nil, usagef("--procs %d: want 1 to 64 processes", fl.procs)
+	if fl.procs < 0 || fl.procs > shards.MaxProcs {
+		return nil, usagef("--procs %d: want 1 to %d processes, or 0 to let the machine's limits choose", fl.procs, shards.MaxProcs)
 	}
 	if fl.procs > 1 && (fl.shard != "" || fl.startAt != "") {
 		return nil, usagef("--procs shards the run itself; leave out --shard and --start-at")
@@ -213,7 +217,7 @@ func parseFormats(s string) ([]string, error) {
 // the error that decides the exit status.
 func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.Writer) error {
 	formats, _ := parseFormats(fl.formats) // checked by fl.plan
-	w := plan.Workload
+	w := plan.Workload()
 	if err := checkOutputs("--out", outPath(fl.out, w.Name), formats); err != nil {
 		return err
 	}
@@ -227,8 +231,8 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 		engine.WithToolVersion(version), engine.WithStderr(stderr), engine.WithAbandoner(abandonerOf(ctx)),
 		engine.WithObserver(&progressObserver{mode: fl.progress, out: stderr}),
 		engine.WithReady(func(start time.Time) {
-			if !plan.StartAt.IsZero() {
-				fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.Shard),
+			if !plan.StartAt().IsZero() {
+				fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.Shard()),
 					start.UTC().Format(time.RFC3339Nano), time.Until(start).Round(time.Second))
 			}
 		}),
@@ -327,13 +331,18 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 	case err != nil:
 		return err
 	}
+	if plan.Shard() == nil { // a shard's is judged on the merge, as its thresholds are
+		if err := incompleteErr(exp, false); err != nil {
+			return err // the run did not measure the server: its gate says nothing of it
+		}
+	}
 	return runGate(plan, exp)
 }
 
 // runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
 // steady-state probes (shard 0 runs them, and judges them).
 func runGate(plan *engine.Plan, exp *results.Export) error {
-	return gateOf(exp, plan.Shard == nil)
+	return gateOf(exp, plan.Shard() == nil)
 }
 
 // writeSteady prints the steady state and the rollbacks, and each failed rollback as a problem.
@@ -354,12 +363,13 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		case exp.Run.Aborted != "":
 			status = " (aborted by a threshold)"
 		}
-		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard), exp.Run.Target,
+		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard()), exp.Run.Target,
 			exp.Run.End.Sub(exp.Run.Start).Round(time.Millisecond), status)
+		writeIncomplete(stdout, exp)
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
-		engine.WriteRelease(stdout, exp)
+		results.WriteRelease(stdout, exp)
 		if len(problems) > 0 || len(exp.Run.Findings) > 0 {
 			fmt.Fprintf(stdout, "\n")
 		}
@@ -373,7 +383,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		writeGeneratorWarning(stdout, exp)
 	}
 	note := ""
-	if plan.Shard != nil {
+	if plan.Shard() != nil {
 		note = "(a shard's thresholds are judged on the merged result: mcpchaos merge)"
 	}
 	if l := exp.Run.SessionLeak; l != nil { // engine/leakcheck.go

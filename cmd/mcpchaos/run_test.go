@@ -31,7 +31,7 @@ func applyTarget(tf targetFlags, w *workloads.Workload) (*workloads.Workload, er
 	if err != nil {
 		return nil, flagError(err)
 	}
-	return plan.Workload, nil
+	return plan.Workload(), nil
 }
 
 func TestExitCodes(t *testing.T) {

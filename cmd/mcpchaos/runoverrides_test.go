@@ -35,7 +35,7 @@ func TestGroupFlags(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return p.Workload, nil
+		return p.Workload(), nil
 	}
 	got, err := plan(map[string]string{"from-inspect": fp, "probe": "ping"})
 	if err != nil {

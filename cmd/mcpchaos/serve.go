@@ -10,9 +10,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/refserver"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
+
+// serveHelp is the command's help, beside the function that builds it.
+const serveHelp = `Run the built-in reference MCP server standalone, for pointing other clients at it or for
+running it in a process of its own. Its regime comes from flags, or from a workload's
+target.builtin section with --from (flags given beside --from override it). It listens on loopback unless --public is given, and
+stops on Ctrl-C. Its own Prometheus metrics (sessions held, event logs, requests by status,
+RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-addr too.`
 
 func newServeCmd() *cobra.Command {
 	var (
@@ -27,12 +35,8 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the reference MCP server on its own",
-		Long: `Run the built-in reference MCP server standalone, for pointing other clients at it or for
-running it in a process of its own. Its regime comes from flags, or from a workload's
-target.builtin section with --from (flags given beside --from override it). It listens on loopback unless --public is given, and
-stops on Ctrl-C. Its own Prometheus metrics (sessions held, event logs, requests by status,
-RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-addr too.`,
-		Args: args(cobra.NoArgs),
+		Long:  serveHelp,
+		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, topo, err := serveSettings(cmd, from, cfg, topo, getVal)
 			if err != nil {
@@ -41,12 +45,8 @@ RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-
 			if !cmd.Flags().Changed("max-sessions") && cfg.MaxSessions == 0 {
 				cfg.MaxSessions = defaultServeSessions // --from a workload without max_sessions too
 			}
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return usagef("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
-			}
-			if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-				return usagef("--addr %q is not a loopback address; pass --public to listen there", addr)
+			if err := checkListenAddr("--addr", addr, "127.0.0.1:8080", public, "pass --public to listen there"); err != nil {
+				return err
 			}
 			cfg = cfg.WithDefaults()
 			if err := cfg.Validate(); err != nil {
@@ -65,14 +65,14 @@ RSS: docs/metrics.md) are at /metrics beside the MCP endpoint, and at --metrics-
 				return err
 			}
 			defer inst.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "mcpchaos reference server on %s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
+			fmt.Fprintf(cmd.OutOrStdout(), refserver.ReadyPrefix+"%s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
 				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
 			if err := serveRefMetrics(cmd, inst, cfg, mAddr, public); err != nil {
 				return err
 			}
 			if inst.Cluster != nil {
 				t := inst.Cluster.Topology()
-				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, engine.RedactedEventLog(t.EventLog))
+				fmt.Fprintf(cmd.OutOrStdout(), "  %d replicas behind a %s router, event log %s\n", t.Replicas, t.Routing, redact.URLString(t.EventLog))
 			}
 			<-cmd.Context().Done()
 			return nil
@@ -117,8 +117,7 @@ func serveSettings(cmd *cobra.Command, from string, cfg refserver.Config, topo r
 			return cfg, topo, usagef("--from %s: the workload has no target.builtin section", from)
 		}
 		flags, flagTopo := cfg, topo
-		cfg = engine.ReferenceConfig(w.Target.Builtin)
-		topo = engine.ReferenceTopology(w.Target.Builtin)
+		cfg, topo = engine.Reference(w.Target.Builtin)
 		overrideFromFlags(cmd, &cfg, &topo, flags, flagTopo)
 	}
 	if from == "" || cmd.Flags().Changed("get-validation") {

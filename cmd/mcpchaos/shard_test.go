@@ -33,8 +33,8 @@ func TestParseShard(t *testing.T) {
 		switch {
 		case tc.wantError == "" && err != nil:
 			t.Errorf("--shard %q: %v", tc.in, err)
-		case tc.wantError == "" && (plan.Shard.Index != tc.idx || plan.Shard.Count != tc.n):
-			t.Errorf("--shard %q: %+v", tc.in, plan.Shard)
+		case tc.wantError == "" && (plan.Shard().Index != tc.idx || plan.Shard().Count != tc.n):
+			t.Errorf("--shard %q: %+v", tc.in, plan.Shard())
 		case tc.wantError != "" && (err == nil || !strings.Contains(err.Error(), tc.wantError) || !strings.Contains(err.Error(), "--shard") || exitCode(err) != exitUsage):
 			t.Errorf("--shard %q: %v (exit %d), want a usage error about --shard saying %q", tc.in, err, exitCode(err), tc.wantError)
 		}

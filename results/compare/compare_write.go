@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -41,10 +42,10 @@ func (c *Comparison) Verdict() string {
 	}
 	switch {
 	case c.Regressions > 0:
-		return fmt.Sprintf("verdict: REGRESSED (%d regression%s)", c.Regressions, plural(c.Regressions))
+		return "verdict: REGRESSED (" + words.Count(c.Regressions, "regression") + ")"
 	case c.Inconclusive > 0:
 		return fmt.Sprintf("verdict: INCONCLUSIVE: no regression among %d judged numbers, but %d timing row%s could not be judged: the runner was starved",
-			judged-c.Inconclusive, c.Inconclusive, plural(c.Inconclusive))
+			judged-c.Inconclusive, c.Inconclusive, words.S(c.Inconclusive))
 	}
 	return fmt.Sprintf("verdict: no regression in %d judged numbers", judged)
 }
@@ -107,14 +108,7 @@ func (c *Comparison) summaryLine() string {
 		inc = fmt.Sprintf(", %d inconclusive", c.Inconclusive)
 	}
 	return fmt.Sprintf("%d regression%s, %d improvement%s%s; %d of %d compared numbers changed",
-		c.Regressions, plural(c.Regressions), c.Improvements, plural(c.Improvements), inc, changed, len(c.Rows))
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+		c.Regressions, words.S(c.Regressions), c.Improvements, words.S(c.Improvements), inc, changed, len(c.Rows))
 }
 
 func (r RunRef) describe() string {
@@ -173,7 +167,7 @@ func Write(w io.Writer, c *Comparison, all bool) error {
 	}
 	if unjudged > 0 {
 		fmt.Fprintf(w, "%d more row%s moved and %s reported only, not judged (load figures, a control group's amounts, overall sums, reported-only metrics): --all lists them\n",
-			unjudged, plural(unjudged), map[bool]string{true: "is", false: "are"}[unjudged == 1])
+			unjudged, words.S(unjudged), map[bool]string{true: "is", false: "are"}[unjudged == 1])
 	}
 	fmt.Fprintln(w)
 	writeHeader(w, c)
@@ -191,7 +185,7 @@ func WriteMarkdown(w io.Writer, c *Comparison, all bool) error {
 	head := "No regressions"
 	switch {
 	case c.Regressions > 0:
-		head = fmt.Sprintf("%d regression%s", c.Regressions, plural(c.Regressions))
+		head = words.Count(c.Regressions, "regression")
 	case c.Inconclusive > 0:
 		head = "Inconclusive (the runner was starved)"
 	}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/results"
 )
 
@@ -27,45 +26,14 @@ type Options struct {
 // shard counts, exports that are not shards, duplicate shard numbers and (unless
 // AllowPartial) missing ones, with a *MismatchError.
 func Merge(parts []results.Part, opts Options) (*results.Export, error) {
-	if len(parts) == 0 {
-		return nil, results.Mismatchf("no shards to merge; give the shards' JSON exports (or a directory holding them)")
-	}
-	first := parts[0]
-	for _, p := range parts {
-		if p.Export.Run.Shard == nil {
-			return nil, results.Mismatchf("%s is not a shard (it was run without --shard%s); merge combines the shards of one sharded run",
-				p.File, map[bool]string{true: ", and is itself a merge", false: ""}[len(p.Export.Run.MergedShards) > 0])
-		}
-	}
-	n := first.Export.Run.Shard.Count
-	byIndex := map[int]string{}
-	for _, p := range parts {
-		r, fr := p.Export.Run, first.Export.Run
-		switch {
-		case r.Workload != fr.Workload:
-			return nil, results.Mismatchf("%s is a shard of workload %q but %s is of %q; merge only the shards of one run", p.File, r.Workload, first.File, fr.Workload)
-		case r.WorkloadHash != fr.WorkloadHash:
-			return nil, results.Mismatchf("%s and %s both ran workload %q but from different files (%s, %s); every shard must run the same workload file",
-				first.File, p.File, r.Workload, results.ShortHash(fr.WorkloadHash), results.ShortHash(r.WorkloadHash))
-		case r.Shard.Count != n:
-			return nil, results.Mismatchf("%s is shard %s but %s is shard %s: the shard counts differ; merge only the shards of one run", p.File, r.Shard, first.File, fr.Shard)
-		}
-		if prev, dup := byIndex[r.Shard.Index]; dup {
-			return nil, results.Mismatchf("shard %d appears twice: %s and %s; give each shard once", r.Shard.Index, prev, p.File)
-		}
-		byIndex[r.Shard.Index] = p.File
-		if !sameGroups(p.Export, first.Export) {
-			return nil, results.Mismatchf("%s and %s have different client groups; they are not shards of one run", first.File, p.File)
-		}
-	}
-	if missing := missingShards(byIndex, n); len(missing) > 0 && !opts.AllowPartial {
-		return nil, results.Mismatchf("shard(s) %s of 0..%d are missing; merge all %d shards, or pass --allow-partial to merge only these", joinInts(missing), n-1, n)
+	if err := checkShards(parts, opts); err != nil {
+		return nil, err
 	}
 	parts = slices.Clone(parts)
 	slices.SortFunc(parts, func(a, b results.Part) int { return cmp.Compare(a.Export.Run.Shard.Index, b.Export.Run.Shard.Index) })
 
 	e := &results.Export{SchemaVersion: results.SchemaVersion, Run: mergeRun(parts)}
-	for i := range first.Export.Groups {
+	for i := range parts[0].Export.Groups { // every shard has the same groups (checkShards)
 		gs := make([]*results.Group, len(parts))
 		for j, p := range parts {
 			gs[j] = &p.Export.Groups[i]
@@ -84,16 +52,62 @@ func Merge(parts []results.Part, opts Options) (*results.Export, error) {
 	e.Timeline = mergeTimelines(parts, e.Run.Start)
 	e.Actions = mergeActions(parts, e.Run.Start)
 	e.SteadyState, e.Rollbacks = mergeSteady(parts, e.Run.Start) // steady_merge.go
-	var gens []*generator.Report
-	for _, p := range parts {
-		gens = append(gens, p.Export.Generator)
-	}
-	e.Generator = generator.Combine(gens)
+	e.Generator = mergeGenerator(parts, e)                       // merge_generator.go
+	e.Attribute()                                                // whose errors: on the merged timeline and starved windows
 	var note string
 	if e.Topology, note = mergeTopology(parts); note != "" {
 		e.Run.Notes = append(e.Run.Notes, note)
 	}
 
+	if err := judgeAgain(e, parts); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// checkShards refuses parts that are not every shard (or, with AllowPartial, some shards) of
+// one run, with a *MismatchError saying which file and what to give instead.
+func checkShards(parts []results.Part, opts Options) error {
+	if len(parts) == 0 {
+		return results.Mismatchf("no shards to merge; give the shards' JSON exports (or a directory holding them)")
+	}
+	first := parts[0]
+	for _, p := range parts {
+		if p.Export.Run.Shard == nil {
+			return results.Mismatchf("%s is not a shard (it was run without --shard%s); merge combines the shards of one sharded run",
+				p.File, map[bool]string{true: ", and is itself a merge", false: ""}[len(p.Export.Run.MergedShards) > 0])
+		}
+	}
+	n := first.Export.Run.Shard.Count
+	byIndex := map[int]string{}
+	for _, p := range parts {
+		r, fr := p.Export.Run, first.Export.Run
+		switch {
+		case r.Workload != fr.Workload:
+			return results.Mismatchf("%s is a shard of workload %q but %s is of %q; merge only the shards of one run", p.File, r.Workload, first.File, fr.Workload)
+		case r.WorkloadHash != fr.WorkloadHash:
+			return results.Mismatchf("%s and %s both ran workload %q but from different files (%s, %s); every shard must run the same workload file",
+				first.File, p.File, r.Workload, results.ShortHash(fr.WorkloadHash), results.ShortHash(r.WorkloadHash))
+		case r.Shard.Count != n:
+			return results.Mismatchf("%s is shard %s but %s is shard %s: the shard counts differ; merge only the shards of one run", p.File, r.Shard, first.File, fr.Shard)
+		}
+		if prev, dup := byIndex[r.Shard.Index]; dup {
+			return results.Mismatchf("shard %d appears twice: %s and %s; give each shard once", r.Shard.Index, prev, p.File)
+		}
+		byIndex[r.Shard.Index] = p.File
+		if !sameGroups(p.Export, first.Export) {
+			return results.Mismatchf("%s and %s have different client groups; they are not shards of one run", first.File, p.File)
+		}
+	}
+	if missing := missingShards(byIndex, n); len(missing) > 0 && !opts.AllowPartial {
+		return results.Mismatchf("shard(s) %s of 0..%d are missing; merge all %d shards, or pass --allow-partial to merge only these", joinInts(missing), n-1, n)
+	}
+	return nil
+}
+
+// judgeAgain judges every threshold any shard recorded on the merged numbers; one that
+// aborted a shard is marked as having aborted the run.
+func judgeAgain(e *results.Export, parts []results.Part) error {
 	var exprs []results.ThresholdResult
 	aborted := map[string]bool{}
 	seen := map[string]bool{}
@@ -110,13 +124,13 @@ func Merge(parts []results.Part, opts Options) (*results.Export, error) {
 	}
 	ths, err := results.ParseThresholds(exprs)
 	if err != nil {
-		return nil, fmt.Errorf("the shards record a threshold this mcpchaos cannot read: %w", err)
+		return fmt.Errorf("the shards record a threshold this mcpchaos cannot read: %w", err)
 	}
 	e.Thresholds = results.Judge(e, ths)
 	for i := range e.Thresholds {
 		e.Thresholds[i].AbortedRun = aborted[e.Thresholds[i].Expr]
 	}
-	return e, nil
+	return nil
 }
 
 func sameGroups(a, b *results.Export) bool {
@@ -195,16 +209,7 @@ func mergeRun(parts []results.Part) results.Run {
 				r.Findings = append(r.Findings, f)
 			}
 		}
-		for g, ms := range s.NotObservable {
-			if r.NotObservable == nil {
-				r.NotObservable = map[string][]string{}
-			}
-			for _, m := range ms {
-				if !slices.Contains(r.NotObservable[g], m) {
-					r.NotObservable[g] = append(r.NotObservable[g], m)
-				}
-			}
-		}
+		r.NotObservable = mergeNotObservable(r.NotObservable, s.NotObservable)
 		r.Libraries = mergeLibraries(r.Libraries, s.Libraries)
 		r.SessionLeak = mergeSessionLeak(r.SessionLeak, s.Shard.Index, s.SessionLeak) // sessionleak.go
 		for g, ms := range s.Withheld {
@@ -233,16 +238,38 @@ func mergeRun(parts []results.Part) results.Run {
 		if s.Error != "" {
 			errs = append(errs, fmt.Sprintf("shard %d: %s", s.Shard.Index, s.Error))
 		}
-		r.MergedShards = append(r.MergedShards, results.MergedShard{
-			ID: s.ID, Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
-			Start: s.Start, End: s.End, Interrupted: s.Interrupted, Aborted: s.Aborted, Error: s.Error,
-			StartAt: s.Shard.StartAt, LateS: s.Shard.LateS,
-		})
+		r.MergedShards = append(r.MergedShards, mergedShard(p))
 	}
 	r.Notes = append(r.Notes, differNotes(labelsDiffer, r.NegotiatedProtocol, protocols)...)
 	r.Aborted = strings.Join(aborted, "; ")
 	r.Error = strings.Join(errs, "; ")
 	return r
+}
+
+// mergeNotObservable adds a shard's metrics that could not be observed, by group, to the
+// merge's, each once.
+func mergeNotObservable(into, from map[string][]string) map[string][]string {
+	for g, ms := range from {
+		if into == nil {
+			into = map[string][]string{}
+		}
+		for _, m := range ms {
+			if !slices.Contains(into[g], m) {
+				into[g] = append(into[g], m)
+			}
+		}
+	}
+	return into
+}
+
+// mergedShard is the record a merge keeps of one of its shards.
+func mergedShard(p results.Part) results.MergedShard {
+	s := p.Export.Run
+	return results.MergedShard{
+		ID: s.ID, Index: s.Shard.Index, Count: s.Shard.Count, File: p.File, ToolVersion: s.ToolVersion,
+		Start: s.Start, End: s.End, Interrupted: s.Interrupted, Aborted: s.Aborted, Error: s.Error,
+		StartAt: s.Shard.StartAt, LateS: s.Shard.LateS,
+	}
 }
 
 // mergePhases are the phases of the shard that started first, on the merged clock: shards
@@ -259,12 +286,13 @@ func mergePhases(parts []results.Part, start time.Time) []results.PhaseAt {
 	for _, ph := range first.Export.Phases {
 		ph.StartS += shift
 		ph.EndS += shift
-		ph.Turns, ph.CallsNotMade = nil, nil
+		ph.Turns, ph.CallsNotMade, ph.CallsNotStarted = nil, nil, nil
 		for _, p := range parts { // every shard's turns in the phase of that name
 			for _, sp := range p.Export.Phases {
 				if sp.Phase == ph.Phase {
 					ph.Turns = results.AddCounts(ph.Turns, sp.Turns)
 					ph.CallsNotMade = results.AddCounts(ph.CallsNotMade, sp.CallsNotMade)
+					ph.CallsNotStarted = results.AddCounts(ph.CallsNotStarted, sp.CallsNotStarted)
 				}
 			}
 		}

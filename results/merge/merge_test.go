@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -304,6 +305,23 @@ func fullShards(t *testing.T) []results.Part {
 			results.ThresholdResult{Expr: "overall.sessions_started > 0", AbortOnFail: true, AbortedRun: i == 1, Unit: gate.UnitCount},
 			results.ThresholdResult{Expr: "nosuch.drops < 1", Unit: gate.UnitCount})
 		e.Timeline.Samples[3].Groups["naive"] = results.GroupSample{States: map[string]int64{"live": 10}, Errors: map[string]int64{"http_404": 1}}
+		for j := range e.Groups { // transport errors, some of them in the starved window below (results/causes.go)
+			e.Groups[j].Errors = map[string]int64{"connect": 7, "timeout": 50}
+		}
+		e.Overall.Errors = map[string]int64{"connect": 14, "timeout": 100}
+		for _, g := range e.AllGroups() { // a call that began 2 s after its turn, and 3 errors of the tool's own limits
+			h, err := g.Histograms["turn_lag"].Decoded()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h = hdrhistogram.Import(h.Export())
+			_ = h.RecordValues(2_000_000, map[bool]int64{true: 2, false: 1}[g == &e.Overall])
+			if g.Histograms["turn_lag"], err = results.HistogramOf(h); err != nil {
+				t.Fatal(err)
+			}
+			g.Counters["errors_own_limits"] = map[bool]int64{true: 6, false: 3}[g == &e.Overall]
+		}
+		e.Timeline.Samples[7].Groups["probe"] = results.GroupSample{Errors: map[string]int64{"timeout": 4}, Counters: map[string]int64{"calls_skipped": 3}} // in the starved window, after the fault
 		e.Actions = []results.ActionAt{
 			{Action: "deploy", Kind: "restart", StartedAtS: 2, EndedAtS: 3, Detail: "replica 1 of 2"},
 			{Action: "script", Kind: "exec", StartedAtS: 1 + float64(i), EndedAtS: 4, Command: []string{"./deploy.sh"},
@@ -318,11 +336,11 @@ func fullShards(t *testing.T) []results.Part {
 			e.SteadyState.Probes[0].Skipped = []results.ProbeSkip{{When: "after", Why: "the run was interrupted"}}
 			e.Rollbacks[0].Command, e.Rollbacks[0].ExitStatus, e.Rollbacks[0].Output, e.Rollbacks[0].OutputTruncated, e.Rollbacks[0].Error = []string{"sh"}, &one, "x", true, "exit 1"
 		}
-		wait := 0.2
-		e.Generator = &generator.Report{Seconds: 10, CPUs: 2, CPUSeconds: 1, CPUShare: 0.05, CPUWaitShare: &wait,
+		wait, waitS := 0.2, 0.25
+		e.Generator = &generator.Report{Seconds: 10, CPUs: 2, CPUSeconds: 1, CPUShare: 0.05, CPUWaitShare: &wait, CPUWaitS: &waitS, Machine: "m1",
 			TimerLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, SchedLatency: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3},
 			TurnLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, DispatchLag: generator.Dist{Count: 9, P50US: 1, P99US: 2, MaxUS: 3}, GCPauses: generator.GCPauses{Count: 1, TotalUS: 5, MaxUS: 5},
-			Windows: 10, Starved: i == 1, StarvedS: 2, Starving: []generator.Window{{FromS: 1, ToS: 3, Why: "timer lag"}}, Bound: generator.Bound.Describe()}
+			Windows: 10, Starved: i == 1, StarvedS: 2, Starving: []generator.Window{{FromS: 6, ToS: 8, Why: "timer lag"}}, Bound: generator.Bound.Describe()}
 		parts[i].Export = resultstest.RoundTrip(t, e)
 	}
 	return parts

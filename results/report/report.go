@@ -162,6 +162,39 @@ func withheld(e *results.Export, group, metric, v string) string {
 	}
 }
 
+// counterTable is the counters' rows of a run: one per counterRows entry, a value per group.
+func counterTable(e *results.Export, groups []*results.Group) ([]tableRow, error) {
+	var rows []tableRow
+	for _, row := range counterRows {
+		m, err := gate.ParseMetric(row.metric)
+		if err != nil {
+			return nil, err
+		}
+		tr := tableRow{Label: row.label}
+		for _, g := range groups {
+			v, _ := results.Value(m, g)
+			tr.Values = append(tr.Values, withheld(e, g.Name, row.metric, m.Format(v)))
+		}
+		rows = append(rows, tr)
+	}
+	return rows, nil
+}
+
+// latencyCell is one group's histogram h in the latency table: p50 / p99 / max (count), "–"
+// when empty, or why it is withheld.
+func latencyCell(e *results.Export, g *results.Group, h string) string {
+	if why := e.WithheldWhy(g.Name, h); why != "" {
+		return withheld(e, g.Name, h, "")
+	}
+	hs := g.Histograms[h]
+	if hs.Count == 0 {
+		return "–"
+	}
+	m, _ := gate.ParseMetric(h + ".max")
+	d := func(us int64) string { return m.Format(float64(us)) }
+	return fmt.Sprintf("%s / %s / %s (%d)", d(hs.P50US), d(hs.P99US), d(hs.MaxUS), hs.Count)
+}
+
 func runView(n int, r Run, open bool) (runData, error) {
 	e := r.Export
 	rd := runData{
@@ -187,32 +220,14 @@ func runView(n int, r Run, open bool) (runData, error) {
 	}
 	groups = append(groups, &e.Overall)
 	rd.Groups = append(rd.Groups, "overall")
-	for _, row := range counterRows {
-		m, err := gate.ParseMetric(row.metric)
-		if err != nil {
-			return rd, err
-		}
-		tr := tableRow{Label: row.label}
-		for _, g := range groups {
-			v, _ := results.Value(m, g)
-			tr.Values = append(tr.Values, withheld(e, g.Name, row.metric, m.Format(v)))
-		}
-		rd.Counters = append(rd.Counters, tr)
+	var err error
+	if rd.Counters, err = counterTable(e, groups); err != nil {
+		return rd, err
 	}
 	for _, h := range metrics.Hists() {
 		tr := tableRow{Label: h.String() + " p50 / p99 / max (n)"}
 		for _, g := range groups {
-			hs := g.Histograms[h.String()]
-			if why := e.WithheldWhy(g.Name, h.String()); why != "" {
-				tr.Values = append(tr.Values, withheld(e, g.Name, h.String(), ""))
-				continue
-			}
-			if hs.Count == 0 {
-				tr.Values = append(tr.Values, "–")
-				continue
-			}
-			d := func(us int64) string { m, _ := gate.ParseMetric(h.String() + ".max"); return m.Format(float64(us)) }
-			tr.Values = append(tr.Values, fmt.Sprintf("%s / %s / %s (%d)", d(hs.P50US), d(hs.P99US), d(hs.MaxUS), hs.Count))
+			tr.Values = append(tr.Values, latencyCell(e, g, h.String()))
 		}
 		rd.Latencies = append(rd.Latencies, tr)
 		s, ok, err := latencyPlot(e, h.String())

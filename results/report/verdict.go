@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/compare"
 )
@@ -80,10 +81,10 @@ func verdictOf(runs []Run) verdict {
 		why = append(why, "the latest run did not complete")
 	}
 	if k := len(v.ThresholdsFailed); k > 0 {
-		why = append(why, fmt.Sprintf("%d threshold%s failed", k, plural(k)))
+		why = append(why, words.Count(k, "threshold")+" failed")
 	}
 	if k := len(v.Regressions); k > 0 {
-		why = append(why, fmt.Sprintf("%d regression%s", k, plural(k)))
+		why = append(why, words.Count(k, "regression"))
 	}
 	for _, h := range v.Hazards {
 		if !h.Control {
@@ -97,13 +98,6 @@ func verdictOf(runs []Run) verdict {
 		v.Headline = "FAIL: " + strings.Join(why, ", ")
 	}
 	return v
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func regressionText(r compare.Row) string {

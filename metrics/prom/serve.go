@@ -1,4 +1,4 @@
-package main
+package prom
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,33 +14,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// checkMetricsAddr checks --metrics-addr: HOST:PORT, on loopback unless public.
-func checkMetricsAddr(addr string, public bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usagef("--metrics-addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:9464)", addr, err)
-	}
-	if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-		return usagef("--metrics-addr %q is not a loopback address; pass --metrics-public to serve the metrics there", addr)
-	}
-	return nil
-}
-
-// liveMetrics is the --metrics-addr endpoint of one run: the groups' numbers and the run's
-// state, every series labelled with the run's id, workload (and shard).
-type liveMetrics struct {
-	bound string
-	srv   *http.Server
-	done  chan struct{}
+// Endpoint serves a run's live numbers to Prometheus (run --metrics-addr): the collectors
+// given to Serve (the groups' numbers, the run's state), every series labelled alike (the
+// run's id, workload and shard), until the run is over and one scrape has read the final
+// numbers.
+type Endpoint struct {
+	bound  string
+	srv    *http.Server
+	done   chan struct{}
+	served error // why the server stopped serving before Close, if it did
 
 	finished atomic.Bool
 	scraped  chan struct{} // closed by the first scrape after the run finished
 	once     sync.Once
 }
 
-// serveMetrics serves the collectors in the Prometheus text format at /metrics on addr, each
-// series with labels added, until close.
-func serveMetrics(addr string, labels prometheus.Labels, cs ...prometheus.Collector) (*liveMetrics, error) {
+// Serve serves the collectors in the Prometheus text format at /metrics on addr, each series
+// with labels added, until Close.
+func Serve(addr string, labels prometheus.Labels, cs ...prometheus.Collector) (*Endpoint, error) {
 	reg := prometheus.NewRegistry()
 	wrapped := prometheus.WrapRegistererWith(labels, reg)
 	for _, c := range cs {
@@ -49,7 +39,7 @@ func serveMetrics(addr string, labels prometheus.Labels, cs ...prometheus.Collec
 			return nil, err
 		}
 	}
-	lm := &liveMetrics{done: make(chan struct{}), scraped: make(chan struct{})}
+	lm := &Endpoint{done: make(chan struct{}), scraped: make(chan struct{})}
 	prom := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -68,26 +58,29 @@ func serveMetrics(addr string, labels prometheus.Labels, cs ...prometheus.Collec
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+		return nil, err
 	}
 	lm.bound = ln.Addr().String()
 	lm.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		defer close(lm.done)
 		if err := lm.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(os.Stderr, "mcpchaos: live metrics:", err)
+			lm.served = err
 		}
 	}()
 	return lm, nil
 }
 
-// finish marks the numbers final (mcpchaos_run_finished 1).
-func (lm *liveMetrics) finish() { lm.finished.Store(true) }
+// Addr is the address the endpoint listens on (addr as bound: port 0 chosen).
+func (lm *Endpoint) Addr() string { return lm.bound }
 
-// linger keeps serving the final numbers until one scrape has read them, linger has passed,
+// Finish marks the numbers final (mcpchaos_run_finished 1).
+func (lm *Endpoint) Finish() { lm.finished.Store(true) }
+
+// Linger keeps serving the final numbers until one scrape has read them, linger has passed,
 // or ctx ends (a signal), whichever comes first; then closes.
-func (lm *liveMetrics) linger(ctx context.Context, linger time.Duration) {
-	lm.finish()
+func (lm *Endpoint) Linger(ctx context.Context, linger time.Duration) error {
+	lm.Finish()
 	if linger > 0 {
 		t := time.NewTimer(linger)
 		defer t.Stop()
@@ -97,12 +90,15 @@ func (lm *liveMetrics) linger(ctx context.Context, linger time.Duration) {
 		case <-ctx.Done():
 		}
 	}
-	lm.close()
+	return lm.Close()
 }
 
-func (lm *liveMetrics) close() {
+// Close stops serving (waiting at most 2 s for scrapes under way) and says why the server
+// had stopped on its own before, if it had.
+func (lm *Endpoint) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	lm.srv.Shutdown(ctx)
+	_ = lm.srv.Shutdown(ctx)
 	<-lm.done
+	return lm.served
 }

@@ -1,4 +1,4 @@
-package main
+package prom
 
 import (
 	"context"
@@ -20,12 +20,12 @@ func TestLiveMetrics(t *testing.T) {
 	for _, d := range []time.Duration{300 * time.Microsecond, 2 * time.Millisecond, 40 * time.Millisecond} {
 		naive.Record(metrics.ToolCallLatency, 0, d)
 	}
-	lm, err := serveMetrics("127.0.0.1:0", map[string]string{"workload": "w"}, metrics.NewCollector([]*metrics.Recorder{naive}, func(int) int64 { return 2 }))
+	lm, err := Serve("127.0.0.1:0", map[string]string{"workload": "w"}, NewCollector([]*metrics.Recorder{naive}, func(int) int64 { return 2 }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lm.close()
-	text := scrape(t, lm.bound)
+	defer lm.Close()
+	text := scrape(t, lm.Addr())
 	for _, want := range []string{
 		`mcpchaos_misattributed_errors_total{group="naive",policy="naive",workload="w"} 7`,
 		`mcpchaos_transport_errors_total{group="naive",kind="reset",policy="naive",workload="w"} 1`,
@@ -63,47 +63,27 @@ func scrape(t *testing.T, addr string) string {
 // linger time passes), then closes.
 func TestLiveMetricsLinger(t *testing.T) {
 	rec := metrics.NewRecorder("naive", "naive", 1)
-	lm, err := serveMetrics("127.0.0.1:0", nil, metrics.NewCollector([]*metrics.Recorder{rec}, nil))
+	lm, err := Serve("127.0.0.1:0", nil, NewCollector([]*metrics.Recorder{rec}, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lm.finish() // the run ended (the observer's Stop)
+	lm.Finish() // the run ended (the observer's Stop)
 	done := make(chan struct{})
 	go func() {
-		lm.linger(context.Background(), time.Hour) // only the final scrape ends it
+		_ = lm.Linger(context.Background(), time.Hour) // only the final scrape ends it
 		close(done)
 	}()
 	rec.Add(metrics.MisattributedErrors, 3) // a late count, there for the final scrape
-	if text := scrape(t, lm.bound); !strings.Contains(text, `mcpchaos_misattributed_errors_total{group="naive",policy="naive"} 3`) {
+	if text := scrape(t, lm.Addr()); !strings.Contains(text, `mcpchaos_misattributed_errors_total{group="naive",policy="naive"} 3`) {
 		t.Errorf("the final scrape lacks the final count:\n%s", text)
 	}
 	<-done // the final scrape ended the linger, long before the hour
-	if _, err := http.Get("http://" + lm.bound + "/metrics"); err == nil {
+	if _, err := http.Get("http://" + lm.Addr() + "/metrics"); err == nil {
 		t.Error("the endpoint still answers after the final scrape")
 	}
 	// Without a scrape the linger ends at its time; an ended context ends it at once.
-	lm2, _ := serveMetrics("127.0.0.1:0", nil)
+	lm2, _ := Serve("127.0.0.1:0", nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	lm2.linger(ctx, time.Hour)
-}
-
-func TestCheckMetricsAddr(t *testing.T) {
-	for _, tc := range []struct {
-		addr   string
-		public bool
-		ok     bool
-	}{
-		{"127.0.0.1:9464", false, true},
-		{"localhost:9464", false, true},
-		{"[::1]:9464", false, true},
-		{"0.0.0.0:9464", false, false},
-		{"0.0.0.0:9464", true, true},
-		{"10.0.0.1:9464", false, false},
-		{"9464", false, false},
-	} {
-		if err := checkMetricsAddr(tc.addr, tc.public); (err == nil) != tc.ok {
-			t.Errorf("checkMetricsAddr(%q, %v) = %v", tc.addr, tc.public, err)
-		}
-	}
+	_ = lm2.Linger(ctx, time.Hour)
 }

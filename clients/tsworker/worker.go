@@ -1,4 +1,4 @@
-package fleet
+package tsworker
 
 import (
 	"bufio"
@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -18,17 +15,17 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 )
 
-// A tsWorker is one node process (clients/tsworker/worker.mjs) holding up to
-// TSClientsPerWorker clients of one TypeScript library, driven over JSON lines on its stdin
+// A Worker is one node process (worker.mjs) holding up to
+// ClientsPerWorker clients of one TypeScript library, driven over JSON lines on its stdin
 // and stdout. It is started with the group's first session, watched (a worker that exits
 // while the run goes on is a problem of the run, and its clients' calls fail at once rather
 // than hang), and ended by its PID when the group ends.
 
-// TSClientsPerWorker is how many clients one node worker holds (measured: bench --clients).
-const TSClientsPerWorker = 500
+// ClientsPerWorker is how many clients one node worker holds (measured: bench --clients).
+const ClientsPerWorker = 500
 
-// tsMsg is one line of the protocol, either way.
-type tsMsg struct {
+// Msg is one line of the protocol, either way.
+type Msg struct {
 	Op       string          `json:"op,omitempty"`
 	Ev       string          `json:"ev,omitempty"`
 	C        int             `json:"c"`
@@ -59,10 +56,10 @@ type tsMsg struct {
 	Answered      bool   `json:"answered,omitempty"`
 }
 
-// errWorkerGone is the answer to every request of a worker that has exited.
-var errWorkerGone = errors.New("the node worker holding this client exited")
+// ErrGone is the answer to every request of a worker that has exited.
+var ErrGone = errors.New("the node worker holding this client exited")
 
-type tsWorker struct {
+type Worker struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	wmu     sync.Mutex
@@ -72,55 +69,43 @@ type tsWorker struct {
 	version string
 
 	mu      sync.Mutex
-	pending map[int64]chan tsMsg // calls and lists waiting, by q
-	opens   map[int]chan tsMsg   // opens and closes waiting, by client
+	pending map[int64]chan Msg // calls and lists waiting, by q
+	opens   map[int]chan Msg   // opens and closes waiting, by client
 	ended   map[int]chan struct{}
 	nextQ   int64
 	stderr  tail
 	exitErr error
 }
 
-// TSWorkerDir is the directory of worker.mjs and its node_modules (npm ci there): beside this
-// source file in a checkout, or $MCPCHAOS_TS_WORKER_DIR.
-func TSWorkerDir() string {
-	if d := os.Getenv("MCPCHAOS_TS_WORKER_DIR"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "tsworker")
-}
-
-// CheckTSWorker says what is missing to run a TypeScript library kind, or nil.
-func CheckTSWorker(kind string) error {
-	if _, err := exec.LookPath("node"); err != nil {
-		return fmt.Errorf("policy %s runs the TypeScript library under node, and node is not installed (apt-get install nodejs)", kind)
-	}
-	pkg := "sdk"
-	if kind == policy.ClientTSClient {
-		pkg = "client"
-	}
-	dir := TSWorkerDir()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
-		return fmt.Errorf("policy %s: the TypeScript library is not installed: run `npm ci` in %s (or set MCPCHAOS_TS_WORKER_DIR)", kind, dir)
+// Check says what is missing to run a TypeScript library kind, or nil: node, or the
+// libraries (Locate finds them, and says what to run when it cannot).
+func Check(kind string) error {
+	if _, err := Locate(library(kind)); err != nil {
+		return fmt.Errorf("policy %s runs the TypeScript library under node: %w", kind, err)
 	}
 	return nil
 }
 
-// startTSWorker starts a node worker of kind's library and waits for its hello.
-func startTSWorker(ctx context.Context, kind string) (*tsWorker, error) {
-	if err := CheckTSWorker(kind); err != nil {
-		return nil, err
-	}
-	lib := "sdk"
+// library is the worker's --library for kind.
+func library(kind string) string {
 	if kind == policy.ClientTSClient {
-		lib = "client"
+		return "client"
 	}
-	cmd := exec.Command("node", "worker.mjs", "--library", lib)
-	cmd.Dir = TSWorkerDir()
-	w := &tsWorker{cmd: cmd, exited: make(chan struct{}), pending: map[int64]chan tsMsg{},
-		opens: map[int]chan tsMsg{}, ended: map[int]chan struct{}{}}
+	return "sdk"
+}
+
+// Start starts a node worker of kind's library and waits for its hello.
+func Start(ctx context.Context, kind string) (*Worker, error) {
+	lib := library(kind)
+	dir, err := Locate(lib) // the binary's own script, written beside the libraries
+	if err != nil {
+		return nil, fmt.Errorf("policy %s runs the TypeScript library under node: %w", kind, err)
+	}
+	cmd := exec.Command("node", Script, "--library", lib)
+	cmd.Dir = dir
+	w := &Worker{cmd: cmd, exited: make(chan struct{}), pending: map[int64]chan Msg{},
+		opens: map[int]chan Msg{}, ended: map[int]chan struct{}{}}
 	cmd.Stderr = &w.stderr
-	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -132,7 +117,7 @@ func startTSWorker(ctx context.Context, kind string) (*tsWorker, error) {
 		return nil, fmt.Errorf("starting the node worker: %w", err)
 	}
 	w.w = bufio.NewWriter(w.stdin)
-	ready := make(chan tsMsg, 1)
+	ready := make(chan Msg, 1)
 	go w.read(stdout, ready)
 	select {
 	case m := <-ready:
@@ -141,18 +126,18 @@ func startTSWorker(ctx context.Context, kind string) (*tsWorker, error) {
 	case <-w.exited:
 		return nil, fmt.Errorf("the node worker exited before it was ready: %v; %s", w.exitErr, w.stderr.String())
 	case <-ctx.Done():
-		w.stop(time.Second)
+		w.Stop(time.Second)
 		return nil, fmt.Errorf("the node worker was not ready in time: %w", ctx.Err())
 	}
 }
 
 // read hands the worker's lines to whoever waits for them, until its stdout ends; then it
 // reaps the process and fails everything still waiting.
-func (w *tsWorker) read(stdout io.Reader, ready chan<- tsMsg) {
+func (w *Worker) read(stdout io.Reader, ready chan<- Msg) {
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 8<<20)
 	for sc.Scan() {
-		var m tsMsg
+		var m Msg
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
 			continue
 		}
@@ -165,21 +150,21 @@ func (w *tsWorker) read(stdout io.Reader, ready chan<- tsMsg) {
 		w.exitErr = errors.New("exit status 0")
 	}
 	pend, opens, ended := w.pending, w.opens, w.ended
-	w.pending, w.opens, w.ended = map[int64]chan tsMsg{}, map[int]chan tsMsg{}, map[int]chan struct{}{}
+	w.pending, w.opens, w.ended = map[int64]chan Msg{}, map[int]chan Msg{}, map[int]chan struct{}{}
 	w.mu.Unlock()
 	close(w.exited)
 	for _, ch := range pend {
-		ch <- tsMsg{Ev: "result", Class: "WorkerExited", Message: errWorkerGone.Error()}
+		ch <- Msg{Ev: "result", Class: "WorkerExited", Message: ErrGone.Error()}
 	}
 	for _, ch := range opens {
-		ch <- tsMsg{Ev: "open_failed", Error: errWorkerGone.Error()}
+		ch <- Msg{Ev: "open_failed", Error: ErrGone.Error()}
 	}
 	for _, ch := range ended {
 		close(ch)
 	}
 }
 
-func (w *tsWorker) deliver(m tsMsg, ready chan<- tsMsg) {
+func (w *Worker) deliver(m Msg, ready chan<- Msg) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch m.Ev {
@@ -204,7 +189,7 @@ func (w *tsWorker) deliver(m tsMsg, ready chan<- tsMsg) {
 }
 
 // send writes one command line.
-func (w *tsWorker) send(m tsMsg) error {
+func (w *Worker) send(m Msg) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -212,22 +197,22 @@ func (w *tsWorker) send(m tsMsg) error {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	if _, err := w.w.Write(append(b, '\n')); err != nil {
-		return errWorkerGone
+		return ErrGone
 	}
 	if err := w.w.Flush(); err != nil {
-		return errWorkerGone
+		return ErrGone
 	}
 	return nil
 }
 
-// request sends m and waits for its answer: by q for calls and lists, by client otherwise.
-func (w *tsWorker) request(ctx context.Context, m tsMsg) (tsMsg, error) {
-	ch := make(chan tsMsg, 1)
+// Request sends m and waits for its answer: by q for calls and lists, by client otherwise.
+func (w *Worker) Request(ctx context.Context, m Msg) (Msg, error) {
+	ch := make(chan Msg, 1)
 	w.mu.Lock()
 	select {
 	case <-w.exited:
 		w.mu.Unlock()
-		return tsMsg{}, errWorkerGone
+		return Msg{}, ErrGone
 	default:
 	}
 	if m.Op == "call" || m.Op == "list" {
@@ -239,12 +224,12 @@ func (w *tsWorker) request(ctx context.Context, m tsMsg) (tsMsg, error) {
 	}
 	w.mu.Unlock()
 	if err := w.send(m); err != nil {
-		return tsMsg{}, err
+		return Msg{}, err
 	}
 	select {
 	case r := <-ch:
-		if r.Class == "WorkerExited" || (r.Ev == "open_failed" && r.Error == errWorkerGone.Error()) {
-			return r, errWorkerGone
+		if r.Class == "WorkerExited" || (r.Ev == "open_failed" && r.Error == ErrGone.Error()) {
+			return r, ErrGone
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -254,12 +239,24 @@ func (w *tsWorker) request(ctx context.Context, m tsMsg) (tsMsg, error) {
 			delete(w.opens, m.C)
 		}
 		w.mu.Unlock()
-		return tsMsg{}, ctx.Err()
+		return Msg{}, ctx.Err()
 	}
 }
 
-// endedChan is closed when the library closes client c by itself, or the worker exits.
-func (w *tsWorker) endedChan(c int) <-chan struct{} {
+// Library and Version are the library the worker loaded and its version, as it said hello.
+func (w *Worker) Library() string { return w.library }
+
+// Version is the loaded library's version (see Library).
+func (w *Worker) Version() string { return w.version }
+
+// PID is the node process's id.
+func (w *Worker) PID() int { return w.cmd.Process.Pid }
+
+// Exited is closed once the process has exited and its output is read.
+func (w *Worker) Exited() <-chan struct{} { return w.exited }
+
+// Ended is closed when the library closes client c by itself, or the worker exits.
+func (w *Worker) Ended(c int) <-chan struct{} {
 	ch := make(chan struct{})
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -272,8 +269,8 @@ func (w *tsWorker) endedChan(c int) <-chan struct{} {
 	return ch
 }
 
-// exitedEarly returns why the worker exited, if it has.
-func (w *tsWorker) exitedEarly() error {
+// ExitedEarly returns why the worker exited, if it has.
+func (w *Worker) ExitedEarly() error {
 	select {
 	case <-w.exited:
 		w.mu.Lock()
@@ -284,9 +281,9 @@ func (w *tsWorker) exitedEarly() error {
 	}
 }
 
-// stop ends the worker: its stdin closes (it closes its clients and exits), and after grace
+// Stop ends the worker: its stdin closes (it closes its clients and exits), and after grace
 // the process this worker started is killed by its handle.
-func (w *tsWorker) stop(grace time.Duration) {
+func (w *Worker) Stop(grace time.Duration) {
 	w.wmu.Lock()
 	_ = w.stdin.Close()
 	w.wmu.Unlock()
