@@ -137,8 +137,10 @@ func TestMeasureSpreadsOverProxies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	if r.ProxyProcesses != 3 || r.Calls != 60 || r.CallErrors != 0 || r.ProxyFDs < 3*60 {
-		t.Errorf("%d proxy processes, %d calls, %d errors, %d proxy descriptors; want 3, 60, 0, at least 180",
+	// Two sockets a session in whichever process carries it: only the sum over the three holds
+	// them all.
+	if r.ProxyProcesses != 3 || r.Calls != 60 || r.CallErrors != 0 || r.ProxyFDs < 2*60 {
+		t.Errorf("%d proxy processes, %d calls, %d errors, %d proxy descriptors; want 3, 60, 0, at least 120",
 			r.ProxyProcesses, r.Calls, r.CallErrors, r.ProxyFDs)
 	}
 }

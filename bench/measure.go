@@ -191,12 +191,11 @@ type proxyProcess struct {
 }
 
 // sessionsPerProxy is how many sessions one proxy process carries (Options.SessionsPerProxy
-// zero). A proxied session costs the
-// proxy process about 10.6 descriptors (measured at 1,000 sessions, 2026-12-03: the shield's
-// two relays and Toxiproxy hold six sockets, and each relay's copy back splices through a pipe
-// it holds while the connection lives), and a process may hold 20,000: 1,500 sessions leave
-// room for the pool's connections and those still closing.
-const sessionsPerProxy = 1500
+// zero). A proxied session costs the proxy process faults.ProxyDescriptorsPerConn (2)
+// descriptors, and a process may hold 20,000: 8,000 sessions leave room for the pool's
+// connections and those still closing. (Before the relay fed Toxiproxy's chains in process it
+// was 10.6 and 1,500 a process.)
+const sessionsPerProxy = 8000
 
 // proxies are the proxy processes, all in front of the same target; the measuring process
 // spreads its connections over them (Options.Via) and their figures are summed.

@@ -17,8 +17,10 @@
 //     accounting (sessions, deaths, retries against the dead, turns not made), which a
 //     package of drivers could reach only through some forty exports of it;
 //   - tsworker: the node worker that holds the TypeScript SDKs' clients for fleet (worker.mjs,
-//     locked by package-lock.json; npm ci there) and its Go side: one node process started,
-//     spoken to over JSON lines, and ended by its handle (worker.go). It knows no fleet.
+//     locked by package-lock.json), embedded in the binary, with where its libraries are
+//     (Locate) or go (Install: `mcpchaos setup ts-libraries`), and its Go side: one node
+//     process started, spoken to over JSON lines, and ended by its handle (worker.go). It
+//     knows no fleet.
 //
 // Arrows run one way: fleet uses wire, policy, truth and tsworker; those use none of each
 // other (tsworker only policy's kind names). None of them imports workloads, faults, results,

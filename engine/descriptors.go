@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // Descriptors one client's session costs in the run's process: its own sockets (requests and
-// the GET stream) and, through the embedded Toxiproxy, the proxy's two sides and the fault
-// relay's (faults.Shield: two more sockets, and the splice pipe Go's io.Copy holds between two
-// TCP connections for their life). mcpchaos bench measured 10.6 per proxied session
-// (docs/performance.md); with an external toxiproxy-server only the client's own remain.
+// the GET stream) and, through the embedded Toxiproxy, the proxy's (faults.Shield feeds
+// Toxiproxy's chains in process: the client's socket accepted and the server's dialed;
+// mcpchaos bench measured 2.04 per proxied session on the proxy's side, docs/performance.md);
+// with an external toxiproxy-server only the client's own remain.
 const (
-	fdsPerProxiedSession = 11
 	fdsPerOwnSession     = 4
+	fdsPerProxiedSession = fdsPerOwnSession + faults.ProxyDescriptorsPerConn
 	fdsSpare             = 256 // the process's own: the reference server, exports, metrics
 )
 

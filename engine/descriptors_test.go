@@ -10,13 +10,13 @@ import (
 )
 
 func TestDescriptorsFit(t *testing.T) {
-	w := &workloads.Workload{Groups: []workloads.GroupSpec{{Clients: 1000}, {Clients: 1000}}}
+	w := &workloads.Workload{Groups: []workloads.GroupSpec{{Clients: 2000}, {Clients: 2000}}}
 	if err := descriptorsFit(w, 1, 1<<20); err != nil {
-		t.Errorf("2,000 clients within 1M descriptors: %v", err)
+		t.Errorf("4,000 clients within 1M descriptors: %v", err)
 	}
 	err := descriptorsFit(w, 1, 20000)
 	if err == nil || !strings.Contains(err.Error(), "--procs 2 or more") || !strings.Contains(err.Error(), "limit of 20000") {
-		t.Errorf("2,000 proxied clients (about 22,256 descriptors) under 20,000: %v", err)
+		t.Errorf("4,000 proxied clients (about 24,256 descriptors) under 20,000: %v", err)
 	}
 	if err := descriptorsFit(w, 2, 20000); err != nil {
 		t.Errorf("as 2 processes they fit: %v", err)

@@ -66,7 +66,7 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 		Proxies:        r.proxies,
 		Shard:          r.exportedShard(),
 	}
-	run.ID, run.Labels = r.id, r.plan.labels
+	run.ID, run.Labels = r.id, r.plan.Labels() // a copy: the export is the caller's to change
 	if r.late > 0 && run.Shard != nil {
 		run.Notes = append(run.Notes, fmt.Sprintf("this shard started %s after the agreed start time: its clients ran the plan that much late", r.late.Round(time.Millisecond)))
 	}

@@ -25,7 +25,7 @@ import (
 // none of these classes and records no library.
 
 // needTS skips a test of the TypeScript kinds where node or the worker's packages are missing
-// (npm ci in clients/tsworker), and fails it under CI=true, where .ci/run installs them.
+// (mcpchaos setup ts-libraries), and fails it under CI=true, where .ci/run installs them.
 func needTS(t *testing.T) {
 	t.Helper()
 	for _, kind := range []string{policy.ClientTSSDK, policy.ClientTSClient} {

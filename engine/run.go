@@ -92,7 +92,9 @@ func Run(ctx context.Context, plan *Plan, opts ...Option) (exp *results.Export, 
 	sig := ctx // ends on an interrupt; ctx also ends on a panic in a goroutine of the run
 	ctx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	r := &runner{plan: plan, w: plan.workload, opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
+	// The run works on its own copy of the workload: what it hands out (the export, the
+	// observers' view) never reaches the plan, which may run again.
+	r := &runner{plan: plan, w: plan.workload.Clone(), opts: newRunOptions(opts), proxies: map[string]string{}, id: newRunID(), gen: generator.New()}
 	r.secrets = runSecrets(r.w)
 	r.groups = &faults.Groups{}
 	r.opts.abandon.addGroups(r.groups)
@@ -195,11 +197,11 @@ func (r *runner) measure(ctx, sig context.Context, start time.Time) (*results.Ex
 	runCtx, cancel := context.WithDeadline(ctx, start.Add(r.w.Duration))
 	defer cancel()
 	tl := &timeline{every: results.SampleInterval(r.w.Duration)}
-	obs := &observing{v: newView(r.w.Name, r.plan.shard, r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
+	obs := &observing{v: newView(r.w.Name, r.plan.Shard(), r.w.Duration, r.fleets, r.recs), obs: []Observer{tl}}
 	obs.v.Start = start
 	obs.v.sessionless = r.tgt.noIDs || r.tgt.generation == wire.Stateless
 	obs.v.servesAnyID = r.servesAnyID()
-	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.labels, r.w.Phases, r.log.inForce
+	obs.v.RunID, obs.v.Labels, obs.v.phases, obs.v.faultsNow = r.id, r.plan.Labels(), r.w.Phases, r.log.inForce
 	obs.v.faultsDuring = r.log.during
 	obs.v.Generator = r.gen.Live
 	for _, f := range r.w.Faults {

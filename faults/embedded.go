@@ -30,9 +30,15 @@ type Embedded struct {
 
 type embeddedProxy struct {
 	p      *toxiproxy.Proxy
-	listen string          // the concrete address, kept across "down"
-	down   string          // name of the "down" fault in force, "" when up
-	toxics map[string]bool // names of the faults in force, "down" included
+	listen string            // the concrete address, kept across "down"
+	down   string            // name of the "down" fault in force, "" when up
+	toxics map[string]string // the faults in force, "down" included: name → type
+
+	// chained: Toxiproxy's chains alone, fed by a relay of ours (see chains); resets counts
+	// its reset_peer faults, guarded by resetMu, which a connection's start reads
+	chained bool
+	resetMu sync.RWMutex
+	resets  int
 }
 
 // NewEmbedded returns an injector with no proxies. Its Toxiproxy server logs nowhere, and it
@@ -70,7 +76,7 @@ func (e *Embedded) AddProxy(ctx context.Context, name, upstream string) (string,
 		return "", fmt.Errorf("faults: proxy %s: start: %w", name, err)
 	}
 	// Start has returned, so the listener is bound and p.Listen is concrete.
-	ep := &embeddedProxy{p: p, listen: p.Listen, toxics: make(map[string]bool)}
+	ep := &embeddedProxy{p: p, listen: p.Listen, toxics: make(map[string]string)}
 	e.proxies[name] = ep
 	return ep.listen, nil
 }
@@ -97,7 +103,7 @@ func (e *Embedded) AddToxic(ctx context.Context, proxy string, t Toxic) error {
 	if err != nil {
 		return err
 	}
-	if ep.toxics[t.Name] {
+	if ep.toxics[t.Name] != "" {
 		return fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, t.Name, toxiproxy.ErrToxicAlreadyExists)
 	}
 	if t.Type == TypeDown {
@@ -106,23 +112,31 @@ func (e *Embedded) AddToxic(ctx context.Context, proxy string, t Toxic) error {
 		}
 		ep.p.Stop() // closes the listener and every open connection
 		ep.down = t.Name
-		ep.toxics[t.Name] = true
+		ep.toxics[t.Name] = t.Type
 		return nil
 	}
-	// Validated above, so every value is an integral number; send it as an
-	// integer, which is what Toxiproxy's attribute fields decode.
+	if ep.chained && t.Type == "reset_peer" {
+		return ep.addReset(t, stream, proxy)
+	}
+	return ep.add(t, t.Type, stream, proxy)
+}
+
+// add gives Toxiproxy t as a toxic of type typ.
+func (ep *embeddedProxy) add(t Toxic, typ, stream, proxy string) error {
+	// Validated by check, so every value is an integral number; send it as an integer, which
+	// is what Toxiproxy's attribute fields decode.
 	attrs := make(map[string]int64, len(t.Attributes))
 	for k, v := range t.Attributes {
 		attrs[k], _ = integral(v)
 	}
-	body, err := json.Marshal(toxicJSON{Name: t.Name, Type: t.Type, Stream: stream, Toxicity: 1.0, Attributes: attrs})
+	body, err := json.Marshal(toxicJSON{Name: t.Name, Type: typ, Stream: stream, Toxicity: 1.0, Attributes: attrs})
 	if err != nil {
 		return fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, t.Name, err)
 	}
 	if _, err := ep.p.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
 		return fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, t.Name, err)
 	}
-	ep.toxics[t.Name] = true
+	ep.toxics[t.Name] = t.Type
 	return nil
 }
 
@@ -136,7 +150,8 @@ func (e *Embedded) RemoveToxic(ctx context.Context, proxy, name string) error {
 	if err != nil {
 		return err
 	}
-	if !ep.toxics[name] {
+	typ := ep.toxics[name]
+	if typ == "" {
 		return fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, name, toxiproxy.ErrToxicNotFound)
 	}
 	if name == ep.down {
@@ -150,8 +165,15 @@ func (e *Embedded) RemoveToxic(ctx context.Context, proxy, name string) error {
 		delete(ep.toxics, name)
 		return nil
 	}
+	if ep.chained && typ == "reset_peer" {
+		ep.resetMu.Lock() // held across the removal: see chains.start
+		defer ep.resetMu.Unlock()
+	}
 	if err := ep.p.Toxics.RemoveToxic(ctx, name); err != nil {
 		return fmt.Errorf("faults: proxy %s: fault %s: %w", proxy, name, err)
+	}
+	if ep.chained && typ == "reset_peer" {
+		ep.resets--
 	}
 	delete(ep.toxics, name)
 	return nil

@@ -48,6 +48,11 @@ import (
 // Since every end Toxiproxy reads comes from a relay, the relays also keep connections' ends
 // out of Toxiproxy's changes, which a connection ending in the middle of one can crash
 // (shield_teardown.go).
+//
+// Where Toxiproxy is embedded, both relays are one and no socket stands between it and
+// Toxiproxy: the relay runs Toxiproxy's chains itself and feeds them the client's and the
+// server's connections in process (shield_chains.go), so a held connection costs two sockets,
+// not six and two splice pipes.
 
 // ShieldBuffer bounds what a relay holds for one client that is not reading.
 const ShieldBuffer = 1 << 20
@@ -105,10 +110,13 @@ func (s *Shielded) Cuts() int64 { return s.cuts.Load() }
 // AddProxy implements Injector: the proxy, then a relay in front of it, whose address is the
 // one clients are given.
 func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string, error) {
+	if e, ok := s.Injector.(*Embedded); ok {
+		return s.addChains(ctx, e, name, upstream)
+	}
 	gate := newTeardowns(local(s.Injector))
 	if gate.paired {
 		resets := new(resetNotes)
-		sr := &relay{name: name, inner: upstream, server: true, conns: map[*relayConn]bool{}, cuts: &s.cuts, resets: resets, gate: gate}
+		sr := &relay{name: name, inner: upstream, server: true, conns: map[relayed]bool{}, cuts: &s.cuts, resets: resets, gate: gate}
 		if err := sr.listen("127.0.0.1:0"); err != nil {
 			return "", fmt.Errorf("faults: proxy %s: server relay: %w", name, err)
 		}
@@ -121,12 +129,29 @@ func (s *Shielded) AddProxy(ctx context.Context, name, upstream string) (string,
 	if err != nil {
 		return "", err
 	}
-	r := &relay{name: name, inner: inner, conns: map[*relayConn]bool{}, cuts: &s.cuts, gate: gate}
+	r := &relay{name: name, inner: inner, conns: map[relayed]bool{}, cuts: &s.cuts, gate: gate}
 	s.mu.Lock()
 	if sr := s.servers[name]; sr != nil {
 		r.resets = sr.resets
 	}
 	s.mu.Unlock()
+	if err := r.listen("127.0.0.1:0"); err != nil {
+		return "", fmt.Errorf("faults: proxy %s: relay: %w", name, err)
+	}
+	s.mu.Lock()
+	s.relays[name] = r
+	s.mu.Unlock()
+	return r.addr, nil
+}
+
+// addChains puts a relay in front of embedded Toxiproxy's chains for proxy name, fed by the
+// relay itself (shield_chains.go).
+func (s *Shielded) addChains(ctx context.Context, e *Embedded, name, upstream string) (string, error) {
+	ch, err := e.chains(ctx, name, upstream)
+	if err != nil {
+		return "", err
+	}
+	r := &relay{name: name, inner: upstream, conns: map[relayed]bool{}, cuts: &s.cuts, gate: newTeardowns(true), chains: ch}
 	if err := r.listen("127.0.0.1:0"); err != nil {
 		return "", fmt.Errorf("faults: proxy %s: relay: %w", name, err)
 	}

@@ -23,6 +23,9 @@ type relay struct {
 	cuts        *atomic.Int64
 	resets      *resetNotes // shared by a proxy's two relays; nil without a server relay
 	gate        *teardowns  // shared by a proxy's two relays
+	// chains: Toxiproxy's chains in this process, which the relay feeds itself (shield_chains.go)
+	chains *chains
+	seq    atomic.Uint64 // numbers connections for chains
 
 	draining atomic.Int32 // Toxiproxy calls under way on the proxy: read at once (see during)
 
@@ -31,7 +34,7 @@ type relay struct {
 	ln     net.Listener
 	down   string
 	closed bool
-	conns  map[*relayConn]bool
+	conns  map[relayed]bool
 	recent []string // the last connections cut, for an error that must say what stalled
 }
 
@@ -70,7 +73,11 @@ func (r *relay) accept(ln net.Listener) {
 		if err != nil {
 			return
 		}
-		go r.serve(c.(*net.TCPConn))
+		if r.chains != nil {
+			go r.serveChains(c.(*net.TCPConn))
+		} else {
+			go r.serve(c.(*net.TCPConn))
+		}
 	}
 }
 
@@ -115,19 +122,17 @@ func (r *relay) stalled() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for rc := range r.conns {
-		if q := rc.queued.Load(); q > 0 {
-			out = append(out, fmt.Sprintf("%s (%s, %d bytes unread)", rc.dst.RemoteAddr(), r.what(), q))
-		}
+		out = rc.stalled(out)
 	}
 	return append(out, r.recent...)
 }
 
 // noteCut remembers that the client at addr was cut, and why.
-func (r *relay) noteCut(addr net.Addr, why string) {
+func (r *relay) noteCut(addr net.Addr, what, why string) {
 	r.cuts.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.recent = append(r.recent, fmt.Sprintf("%s (%s, cut: %s)", addr, r.what(), why))
+	r.recent = append(r.recent, fmt.Sprintf("%s (%s, cut: %s)", addr, what, why))
 	if len(r.recent) > 8 {
 		r.recent = r.recent[len(r.recent)-8:]
 	}
@@ -139,6 +144,15 @@ func (r *relay) what() string {
 		return "proxy " + r.name + "'s server"
 	}
 	return "proxy " + r.name
+}
+
+// relayed is one connection through a relay: a relayConn, or a chainConn where Toxiproxy's chains
+// run in this process (shield_chains.go).
+type relayed interface {
+	wake()                         // a call of Toxiproxy's began: a reader waiting for room looks again
+	end()                          // the proxy went down: end the client as a cut does, uncounted
+	closeBoth()                    // the relay closes
+	stalled(out []string) []string // adds what waits unread, for an error that must say
 }
 
 // relayConn is one connection through a relay: src is read at once and its bytes queued for
@@ -155,16 +169,14 @@ type relayConn struct {
 	// resetAfter: dst is reset once its queue is written, not closed (set by read before it
 	// closes the queue, read by write after the queue is closed)
 	resetAfter bool
-	// endPassed: an end of ours went to Toxiproxy on src; endSeen: Toxiproxy ended what it
-	// sends on src (both guarded by r.gate.mu; see teardowns)
-	endPassed, endSeen bool
+	ends       ends // src as the teardowns see it
 }
 
 func (r *relay) serve(accepted *net.TCPConn) {
-	rc := &relayConn{r: r, dst: accepted, queue: make(chan []byte, 256), room: make(chan struct{}, 1)}
+	rc := &relayConn{r: r, ends: ends{server: r.server}, dst: accepted, queue: make(chan []byte, 256), room: make(chan struct{}, 1)}
 	if r.server { // Toxiproxy's connection: counted from its start, its server not yet reached
 		rc.src, rc.dst = accepted, nil
-		r.gate.open(rc)
+		r.gate.open(&rc.ends)
 	}
 	d := net.Dialer{Timeout: 5 * time.Second}
 	dc, err := d.Dial("tcp", r.inner)
@@ -172,7 +184,7 @@ func (r *relay) serve(accepted *net.TCPConn) {
 		accepted.SetLinger(0)
 		accepted.Close()
 		if r.server {
-			r.gate.gone(rc)
+			r.gate.gone(&rc.ends)
 		}
 		return
 	}
@@ -180,7 +192,7 @@ func (r *relay) serve(accepted *net.TCPConn) {
 		rc.dst = dc.(*net.TCPConn)
 	} else {
 		rc.src = dc.(*net.TCPConn)
-		r.gate.open(rc)
+		r.gate.open(&rc.ends)
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -205,7 +217,7 @@ func (r *relay) serve(accepted *net.TCPConn) {
 
 // endSrc ends what Toxiproxy reads from src, by end, when no change of its toxics is under
 // way (see teardowns).
-func (rc *relayConn) endSrc(end func() error) { rc.r.gate.pass(rc, func() { end() }) }
+func (rc *relayConn) endSrc(end func() error) { rc.r.gate.pass(&rc.ends, func() { end() }) }
 
 // back copies what dst sends to src; dst's end of sending is passed on. A server that broke
 // its connection (a reset) ends what Toxiproxy reads from us too (left open, the client would
@@ -262,7 +274,7 @@ func (rc *relayConn) read() {
 			case !rc.r.server && rc.r.resets != nil && rc.r.resets.take():
 				rc.resetAfter = true // the server's reset, which Toxiproxy passed on as a close
 			}
-			rc.r.gate.seen(rc)
+			rc.r.gate.seen(&rc.ends)
 			rc.endSrc(rc.src.Close)
 			return
 		}
@@ -364,7 +376,7 @@ func (rc *relayConn) cutClient(why string) {
 		rc.stop()
 	})
 	if first { // outside the once: setDown holds the relay's lock while it ends connections
-		rc.r.noteCut(rc.dst.RemoteAddr(), why)
+		rc.r.noteCut(rc.dst.RemoteAddr(), rc.r.what(), why)
 	}
 }
 
@@ -385,6 +397,14 @@ func (rc *relayConn) closeBoth() {
 	rc.cut.Store(true)
 	rc.dst.Close()
 	rc.src.Close()
-	rc.r.gate.gone(rc)
+	rc.r.gate.gone(&rc.ends)
 	rc.wake()
+}
+
+// stalled adds rc to out if its dst has bytes waiting (see Shielded.Stalled).
+func (rc *relayConn) stalled(out []string) []string {
+	if q := rc.queued.Load(); q > 0 {
+		out = append(out, fmt.Sprintf("%s (%s, %d bytes unread)", rc.dst.RemoteAddr(), rc.r.what(), q))
+	}
+	return out
 }

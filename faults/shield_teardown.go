@@ -41,7 +41,7 @@ type teardowns struct {
 	// waited for since
 	stale bool
 	held  []heldEnd
-	conns map[*relayConn]bool // conns whose ends are not yet both passed and seen
+	conns map[*ends]bool // sides whose ends are not yet both passed and seen
 	// changed is closed (and replaced) whenever a conn's state changes, for a waiting change.
 	changed chan struct{}
 	// waits counts the changes that waited for an end to be seen through; late counts those
@@ -49,8 +49,17 @@ type teardowns struct {
 	waits, late int
 }
 
+// ends is what the teardowns know of one of Toxiproxy's sockets: a relay's socket to it, or, where
+// Toxiproxy's chains run in this process, one side of a connection (shield_chains.go). Its
+// fields are guarded by the teardowns' mu.
+type ends struct {
+	server bool // the server's side: Toxiproxy reads what the server sends through it
+	// passed: an end of ours went to Toxiproxy on it; seen: Toxiproxy ended what it sends on it
+	passed, seen bool
+}
+
 type heldEnd struct {
-	rc  *relayConn
+	rc  *ends
 	end func()
 }
 
@@ -58,7 +67,7 @@ type heldEnd struct {
 const teardownWait = time.Second
 
 func newTeardowns(paired bool) *teardowns {
-	return &teardowns{paired: paired, conns: map[*relayConn]bool{}, changed: make(chan struct{})}
+	return &teardowns{paired: paired, conns: map[*ends]bool{}, changed: make(chan struct{})}
 }
 
 // signal wakes a waiting change; the caller holds mu.
@@ -68,7 +77,7 @@ func (g *teardowns) signal() {
 }
 
 // open counts rc in: a connection of Toxiproxy's that has not ended.
-func (g *teardowns) open(rc *relayConn) {
+func (g *teardowns) open(rc *ends) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.conns[rc] = true
@@ -77,9 +86,9 @@ func (g *teardowns) open(rc *relayConn) {
 
 // pass ends Toxiproxy's input on rc's socket (end does it), now or, while a change is under
 // way, once it is over; while a change waits, a connection already on its way out goes on.
-func (g *teardowns) pass(rc *relayConn, end func()) {
+func (g *teardowns) pass(rc *ends, end func()) {
 	g.mu.Lock()
-	if g.calls > 0 && !(g.waiting > 0 && (rc.endPassed || rc.endSeen)) {
+	if g.calls > 0 && !(g.waiting > 0 && (rc.passed || rc.seen)) {
 		g.held = append(g.held, heldEnd{rc, end})
 		g.mu.Unlock()
 		return
@@ -90,31 +99,31 @@ func (g *teardowns) pass(rc *relayConn, end func()) {
 }
 
 // passed records that rc's end went to Toxiproxy; the caller holds mu.
-func (g *teardowns) passed(rc *relayConn) {
-	rc.endPassed = true
+func (g *teardowns) passed(rc *ends) {
+	rc.passed = true
 	g.settle(rc)
 }
 
 // seen records that Toxiproxy ended what it sends on rc's socket: the chain that writes to it
 // has closed every stage.
-func (g *teardowns) seen(rc *relayConn) {
+func (g *teardowns) seen(rc *ends) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	rc.endSeen = true
+	rc.seen = true
 	g.settle(rc)
 }
 
 // gone records a conn that ends at once in both directions (a server relay's conn whose
 // server could not be reached, or a relay closing).
-func (g *teardowns) gone(rc *relayConn) {
+func (g *teardowns) gone(rc *ends) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	rc.endPassed, rc.endSeen = true, true
+	rc.passed, rc.seen = true, true
 	g.settle(rc)
 }
 
-func (g *teardowns) settle(rc *relayConn) {
-	if rc.endPassed && rc.endSeen {
+func (g *teardowns) settle(rc *ends) {
+	if rc.passed && rc.seen {
 		delete(g.conns, rc)
 	}
 	g.signal()
@@ -130,9 +139,9 @@ func (g *teardowns) quiet() bool {
 	front, server := 0, 0
 	for rc := range g.conns {
 		switch {
-		case rc.endPassed || rc.endSeen:
+		case rc.passed || rc.seen:
 			return false
-		case rc.r.server:
+		case rc.server:
 			server++
 		default:
 			front++

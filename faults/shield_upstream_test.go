@@ -95,10 +95,10 @@ func TestShieldKeepsTheScheduleOnTimeAgainstAStalledUpload(t *testing.T) {
 	// The uploads have filled the server's side before the first fault: wait for the relay to
 	// hold what the server does not read (it is cut at the first change, when the relay reads
 	// at once).
-	for i := 0; !heldBack(inj.servers["p"]) && i < 500; i++ {
+	for i := 0; !heldBack(inj, "p") && i < 500; i++ {
 		time.Sleep(10 * time.Millisecond) // polling the relay's queue, bounded, not synchronising
 	}
-	if !heldBack(inj.servers["p"]) {
+	if !heldBack(inj, "p") {
 		t.Fatalf("the relay holds nothing the server left unread after 3 uploads")
 	}
 	scheduleOnTime(t, inj, Upstream)
@@ -107,14 +107,33 @@ func TestShieldKeepsTheScheduleOnTimeAgainstAStalledUpload(t *testing.T) {
 	}
 }
 
-// heldBack says whether r holds the pressure mark for a connection whose far side stopped
+// heldBack says whether proxy's relays hold the pressure mark for a server that stopped
 // reading (a queue that comes and goes is one being written, not one held back).
-func heldBack(r *relay) bool {
+func heldBack(inj *Shielded, proxy string) bool {
+	inj.mu.Lock()
+	rs := []*relay{inj.relays[proxy], inj.servers[proxy]}
+	inj.mu.Unlock()
+	for _, r := range rs {
+		if r != nil && r.holds() {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *relay) holds() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for rc := range r.conns {
-		if rc.queued.Load() >= pressureMark {
-			return true
+		switch c := rc.(type) {
+		case *relayConn:
+			if c.r.server && c.queued.Load() >= pressureMark {
+				return true
+			}
+		case *chainConn:
+			if c.server.queuedBytes.Load() >= pressureMark {
+				return true
+			}
 		}
 	}
 	return false

@@ -23,7 +23,8 @@ type decoder struct {
 	noTTL     string // why "ttl" cannot be resolved, when the target declares no TTL
 	replicas  int    // the built-in target's replicas: what a restart may name
 
-	phaseNames []string // the phases' names, decoded before the groups (churn.during names them)
+	phaseNames   []string // the phases' names, decoded before the groups (churn.during names them)
+	clientsWhere []string // file:line:col of each group's clients (Workload.clientsWhere)
 }
 
 type onceKey struct {

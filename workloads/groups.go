@@ -45,7 +45,9 @@ func (d *decoder) groups(f *field, run runLength) []GroupSpec {
 	names := map[string]ast.Node{}
 	total := 0
 	for i, e := range entries {
+		d.clientsWhere = d.clientsWhere[:i]
 		g := d.group(e, fmt.Sprintf("%s[%d]", f.path, i), run, names)
+		d.clientsWhere = append(d.clientsWhere, "")[:i+1] // "" where it has none
 		groups = append(groups, g)
 		if total <= MaxClients && total+g.Clients > MaxClients {
 			d.errorf(e, fmt.Sprintf("%s[%d].clients", f.path, i), "brings the workload to %d clients, more than %d in all; %s",
@@ -101,7 +103,10 @@ func (w *Workload) clientsPast(n int) (string, int) {
 	total := 0
 	for i, g := range w.Groups {
 		if total += (max(g.Clients, 0) + n - 1) / n; total > MaxClientsPerProcess {
-			return g.ClientsWhere, i
+			if len(w.clientsWhere) != len(w.Groups) { // groups changed in Go: no position
+				return "", 0
+			}
+			return w.clientsWhere[i], i
 		}
 	}
 	return "", 0
@@ -145,7 +150,8 @@ func (d *decoder) group(e ast.Node, path string, run runLength, names map[string
 	}
 	if cf := m.require("clients"); cf != nil {
 		if v, ok := d.integer(cf); ok && d.checkRange(cf, v, 1, maxClients) {
-			g.Clients, g.ClientsWhere = int(v), d.where(cf.node)
+			g.Clients = int(v)
+			d.clientsWhere = append(d.clientsWhere, d.where(cf.node))
 		}
 	}
 	g.Ramp = m.durationAtLeast("ramp", 0, 0, false)

@@ -206,6 +206,7 @@ func (d *decoder) workload(body ast.Node) *Workload {
 	}
 	if f := m.require("groups"); f != nil {
 		w.Groups = d.groups(f, run)
+		w.clientsWhere = d.clientsWhere
 	}
 	groupsOK := m.field("groups") != nil && len(w.Groups) > 0
 	faultErrs := len(d.errs)

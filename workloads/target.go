@@ -105,7 +105,7 @@ func (d *decoder) urlTargetOf(m *mapping, uf *field) (Target, bool) {
 	} else {
 		d.noTTL = "target.session_ttl is not declared; declare the server's session TTL there (e.g. session_ttl: 30m), or write a plain duration"
 	}
-	t.TTLMode = m.oneOf("ttl_mode", ttlModes)
+	t.TTLMode = d.ttlMode(m)
 	t.Headers = d.headers(m.field("headers"))
 	if cf := m.field("ca_file"); cf != nil {
 		if s, ok := d.str(cf); ok {
@@ -247,7 +247,7 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 	b.Retention = m.durationAtLeast("retention", 2*b.SessionTTL, 0, true)
 	b.RetentionEvents = int(m.intIn("retention_events", defaultRetentionEvents, 1, maxRetentionEvents))
 	b.GetValidation = m.oneOf("get_validation", getValidation)
-	b.TTLMode = m.oneOf("ttl_mode", ttlModes)
+	b.TTLMode = d.ttlMode(m)
 	b.DeadStatus = int(m.intIn("dead_status", defaultDeadStatus, 100, 599))
 	b.DeadBody = m.str("dead_body", defaultDeadBody)
 	b.UnknownCursorStatus = defaultUnknownCursorStatus
@@ -309,4 +309,13 @@ func CheckToxiproxyURL(raw string) string {
 		return fmt.Sprintf("%q has more than a scheme, host and port; give only those, e.g. http://127.0.0.1:8474", s)
 	}
 	return ""
+}
+
+// ttlMode reads ttl_mode; "" when absent, which means sliding (the default every server and
+// existing workload assumes, so that it adds nothing to a workload that does not say it).
+func (d *decoder) ttlMode(m *mapping) string {
+	if m.field("ttl_mode") == nil {
+		return ""
+	}
+	return m.oneOf("ttl_mode", ttlModes)
 }

@@ -32,6 +32,9 @@ type Workload struct {
 
 	ttlOffsets []*time.Duration // per phase: the offset of a "ttl±DUR" duration, nil for a plain one
 	decodedAs  string           // fingerprint of the values Parse returned (validate.go); "" for one built in Go
+	// clientsWhere is file:line:col of each group's `clients`, as Parse read them: a fleet
+	// too large for the processes it runs in is refused there (CheckClientsInProcesses).
+	clientsWhere []string
 }
 
 // WaitsForTTL names the first phase that waits for the session TTL ("ttl±DUR"), "" when none
@@ -62,7 +65,8 @@ type Target struct {
 	// expire by idling. "ttl" in a phase then counts 0, and no death is estimated.
 	NoSessionTTL bool
 	// TTLMode is how the session TTL counts (Builtin.TTLMode, or a URL target's ttl_mode):
-	// vocab.TTLSliding from the last request (the default), vocab.TTLAbsolute from initialize.
+	// vocab.TTLSliding ("" when not given) from the last request, vocab.TTLAbsolute from
+	// initialize.
 	TTLMode string
 
 	// The rest applies to a URL target only.
@@ -93,7 +97,7 @@ type BuiltinTarget struct {
 	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
-	TTLMode             string        // ttl_mode: "sliding" (default) or "absolute" (from initialize, however active)
+	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -137,9 +141,6 @@ type GroupSpec struct {
 	// when the workload names them ("" when defaulted or set by a flag): a tool the server
 	// does not offer, or arguments its schema refuses, are reported there when the run starts.
 	ToolWhere, ArgumentsWhere string
-	// ClientsWhere is file:line:col of `clients` ("" when set by a flag or in Go): a fleet
-	// too large for the processes it runs in is refused there (CheckClientsInProcesses).
-	ClientsWhere string
 	// Churn makes the group's clients come and go (churn.go); nil: each keeps its session.
 	Churn *Churn
 }

@@ -1,8 +1,3 @@
-// Package tsworker is the Go side of the node worker that holds the TypeScript SDKs' clients
-// (worker.mjs beside it, locked by package-lock.json): it starts one node process, speaks its
-// JSON-lines protocol (open, list, call, close; opened, listed, result, ended), fails whatever
-// waits once the process exits, and ends it by its handle. It knows nothing of groups,
-// sessions or metrics: clients/fleet's TypeScript driver pools the workers and counts.
 package tsworker
 
 import (
@@ -12,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -85,47 +77,35 @@ type Worker struct {
 	exitErr error
 }
 
-// Dir is the directory of worker.mjs and its node_modules (npm ci there): beside this
-// source file in a checkout, or $MCPCHAOS_TS_WORKER_DIR.
-func Dir() string {
-	if d := os.Getenv("MCPCHAOS_TS_WORKER_DIR"); d != "" {
-		return d
-	}
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "tsworker")
-}
-
-// Check says what is missing to run a TypeScript library kind, or nil.
+// Check says what is missing to run a TypeScript library kind, or nil: node, or the
+// libraries (Locate finds them, and says what to run when it cannot).
 func Check(kind string) error {
-	if _, err := exec.LookPath("node"); err != nil {
-		return fmt.Errorf("policy %s runs the TypeScript library under node, and node is not installed (apt-get install nodejs)", kind)
-	}
-	pkg := "sdk"
-	if kind == policy.ClientTSClient {
-		pkg = "client"
-	}
-	dir := Dir()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", pkg, "package.json")); err != nil {
-		return fmt.Errorf("policy %s: the TypeScript library is not installed: run `npm ci` in %s (or set MCPCHAOS_TS_WORKER_DIR)", kind, dir)
+	if _, err := Locate(library(kind)); err != nil {
+		return fmt.Errorf("policy %s runs the TypeScript library under node: %w", kind, err)
 	}
 	return nil
 }
 
+// library is the worker's --library for kind.
+func library(kind string) string {
+	if kind == policy.ClientTSClient {
+		return "client"
+	}
+	return "sdk"
+}
+
 // Start starts a node worker of kind's library and waits for its hello.
 func Start(ctx context.Context, kind string) (*Worker, error) {
-	if err := Check(kind); err != nil {
-		return nil, err
+	lib := library(kind)
+	dir, err := Locate(lib) // the binary's own script, written beside the libraries
+	if err != nil {
+		return nil, fmt.Errorf("policy %s runs the TypeScript library under node: %w", kind, err)
 	}
-	lib := "sdk"
-	if kind == policy.ClientTSClient {
-		lib = "client"
-	}
-	cmd := exec.Command("node", "worker.mjs", "--library", lib)
-	cmd.Dir = Dir()
+	cmd := exec.Command("node", Script, "--library", lib)
+	cmd.Dir = dir
 	w := &Worker{cmd: cmd, exited: make(chan struct{}), pending: map[int64]chan Msg{},
 		opens: map[int]chan Msg{}, ended: map[int]chan struct{}{}}
 	cmd.Stderr = &w.stderr
-	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func newBenchCmd() *cobra.Command {
 		Long: `Measure the cost of a held session. The command starts the reference server in a process
 of its own, then, for each client kind, a measuring process that holds --sessions sessions
 (initialize, GET stream open) through embedded Toxiproxy (in processes of their own, one per
-1,500 sessions: a proxied session costs about 10 descriptors there), drives
+8,000 sessions: a proxied session costs about 2 descriptors there), drives
 --rounds rounds of one tools/call per session, and times --probes probes beside bare HTTP round
 trips. This process reads the measuring process's memory (RSS, PSS), descriptors and CPU time
 from /proc while it stands still, so nothing the benchmark does to measure is counted. It

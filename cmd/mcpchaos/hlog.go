@@ -69,49 +69,29 @@ func (hf *hlogFlags) check(out string, procs int) error {
 	return nil
 }
 
-// hlogObserver streams the logs into a directory of its own beside their final place while
-// the run goes on; finish moves them into place once the export is written.
+// hlogObserver streams the logs into a directory of their own beside their final place while
+// the run goes on (hlog.Live); finish moves them into place once the export is written.
 type hlogObserver struct {
 	fl     hlogFlags
 	out    string // the export's path (its directory takes the live logs)
 	stderr io.Writer
 
-	live  string // the directory the logs stream into
-	files []*os.File
-	w     *hlog.Writer
-	err   error // the first write error: logging stops, the run goes on
+	live *hlog.Live
+	err  error // the first write error: logging stops, the run goes on
 }
 
 func (o *hlogObserver) Start(v *engine.View) error {
-	parent := filepath.Dir(o.fl.hlogDir(o.out))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("--hlog: %w", err)
-	}
-	live, err := os.MkdirTemp(parent, ".hlog.live-*")
+	live, err := hlog.StartLive(filepath.Dir(o.fl.hlogDir(o.out)), v.Recorders(), v.Start, v.RunID)
 	if err != nil {
 		return fmt.Errorf("--hlog: %w", err)
 	}
 	o.live = live
-	outs := make([]io.Writer, 0, len(metrics.Hists()))
-	for _, h := range metrics.Hists() {
-		f, err := os.OpenFile(filepath.Join(live, h.String()+".hlog"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			o.cleanup()
-			return fmt.Errorf("--hlog: %w", err)
-		}
-		o.files = append(o.files, f)
-		outs = append(outs, f)
-	}
-	if o.w, err = hlog.NewWriter(outs, v.Recorders(), v.Start, v.RunID); err != nil {
-		o.cleanup()
-		return fmt.Errorf("--hlog: %w", err)
-	}
 	return nil
 }
 
 func (o *hlogObserver) Every() time.Duration { return time.Second }
 
-func (o *hlogObserver) Observe(_ *engine.View, now time.Time) { o.note(o.w.Interval(now)) }
+func (o *hlogObserver) Observe(_ *engine.View, now time.Time) { o.note(o.live.Interval(now)) }
 
 func (o *hlogObserver) note(err error) {
 	if err != nil && o.err == nil {
@@ -122,61 +102,39 @@ func (o *hlogObserver) note(err error) {
 
 // Stop writes the last interval, up to the run's end, and closes the files.
 func (o *hlogObserver) Stop(_ *engine.View, end time.Time) {
-	if o.w == nil {
-		return
+	if o.live != nil {
+		o.note(o.live.Close(end))
 	}
-	o.note(o.w.Close(end))
-	for _, f := range o.files {
-		o.note(f.Close())
-	}
-	o.files = nil
 }
 
 // finish puts the logs of the run exported to out in place (replacing the directory whole)
 // and returns the directory written; nothing when they could not be written.
 func (o *hlogObserver) finish(out string) (string, error) {
-	if o == nil || o.live == "" {
+	if o == nil || o.live == nil {
 		return "", nil
 	}
-	defer o.cleanup()
 	if o.err != nil {
+		o.cleanup()
 		return "", nil // said when it happened
 	}
 	dir := o.fl.hlogDir(out)
-	err := outfile.ReplaceDir(dir, ".hlog", func(tmp string) error {
-		for _, h := range metrics.Hists() {
-			name := h.String() + ".hlog"
-			if err := os.Rename(filepath.Join(o.live, name), filepath.Join(tmp, name)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := o.live.Finish(dir)
+	o.live = nil
 	if err != nil {
-		return "", fmt.Errorf("writing the interval logs to %s: %w", dir, err)
+		return "", err
 	}
 	return dir + string(filepath.Separator), nil
 }
 
-// cleanup removes the live directory and what is left of its files, by their exact names.
+// cleanup removes the live logs (a run that ends before its export leaves none behind).
 func (o *hlogObserver) cleanup() {
-	if o == nil || o.live == "" {
+	if o == nil || o.live == nil {
 		return
 	}
-	for _, f := range o.files {
-		f.Close()
+	if err := o.live.Remove(); err != nil {
+		fmt.Fprintf(o.stderr, "warning: --hlog: %v\n", err)
 	}
-	var errs []error
-	for _, h := range metrics.Hists() {
-		if err := os.Remove(filepath.Join(o.live, h.String()+".hlog")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, os.Remove(o.live))
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(o.stderr, "warning: --hlog: cleaning up %s: %v\n", o.live, err)
-	}
-	o.live = ""
+	o.live = nil
 }
 
 // hlogsBeside reads the interval logs of the run exported at path from the directory beside

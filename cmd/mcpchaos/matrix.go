@@ -3,14 +3,19 @@ package main
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/clients/tsworker"
+	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // matrixYAML is the matrix's scenario: one group per client library, one fault.
@@ -65,6 +70,13 @@ of your own (groups with library policies and library_options).`,
 			if err != nil {
 				return err
 			}
+			w, notMeasured, err := withoutMissingLibraries(w)
+			if err != nil {
+				return err
+			}
+			if notMeasured != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "mcpchaos: %s\n", notMeasured)
+			}
 			plan, err := fl.run.plan(w)
 			if err != nil {
 				return err
@@ -83,6 +95,9 @@ of your own (groups with library policies and library_options).`,
 			fmt.Fprintf(stdout, "\nclient libraries against %s (%s):\n\n", exp.Run.Target, exp.Run.End.Sub(exp.Run.Start).Round(time.Second))
 			if err := results.WriteMatrix(stdout, exp, fl.markdown); err != nil {
 				return err
+			}
+			if notMeasured != "" {
+				fmt.Fprintf(stdout, "\n%s\n", notMeasured)
 			}
 			if runErr == nil && len(a) == 0 && w.Target.Builtin != nil && fl.run.target.url == "" {
 				runErr = scenarioHeld(exp) // a server by URL decides its sessions' deaths itself
@@ -192,4 +207,49 @@ func scenarioHeld(e *results.Export) error {
 	}
 	return fmt.Errorf("the scenario did not hold (%s): every client must meet one death, its first session's, cut mid-call by the outage; this machine was too slow for the scenario's timing (the export's generator section and phases[].turns say how), so the table shows the machine as much as the libraries; run it again on a quieter machine",
 		strings.Join(off, "; "))
+}
+
+// withoutMissingLibraries is w without the groups whose client library cannot run here (the
+// TypeScript libraries not installed, or no node), with the faults and thresholds that name
+// only them, and a line that says which were left out and what to run; the matrix measures
+// the rest. A workload left with no group is an error saying the same.
+func withoutMissingLibraries(w *workloads.Workload) (*workloads.Workload, string, error) {
+	var dropped, why []string
+	keep := w.Groups[:0:0]
+	for _, g := range w.Groups {
+		var err error
+		if g.Policy == vocab.ClientTSSDK || g.Policy == vocab.ClientTSClient {
+			err = tsworker.Check(g.Policy)
+		}
+		if err == nil {
+			keep = append(keep, g)
+			continue
+		}
+		dropped = append(dropped, g.Name)
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner // the same cause for every TypeScript group: said once
+		}
+		if msg := err.Error(); !slices.Contains(why, msg) {
+			why = append(why, msg)
+		}
+	}
+	if len(dropped) == 0 {
+		return w, "", nil
+	}
+	note := fmt.Sprintf("not measured: %s (%s)", strings.Join(dropped, ", "), strings.Join(why, "; "))
+	if len(keep) == 0 {
+		return nil, "", usagef("%s; no group is left to measure", note)
+	}
+	c := *w
+	c.Groups = keep
+	c.Faults = nil
+	for _, f := range w.Faults {
+		if len(f.Groups) > 0 && !slices.ContainsFunc(f.Groups, func(n string) bool { return !slices.Contains(dropped, n) }) {
+			continue // it named only groups left out
+		}
+		f.Groups = slices.DeleteFunc(slices.Clone(f.Groups), func(n string) bool { return slices.Contains(dropped, n) })
+		c.Faults = append(c.Faults, f)
+	}
+	c.Thresholds = slices.DeleteFunc(slices.Clone(w.Thresholds), func(t gate.Threshold) bool { return slices.Contains(dropped, t.Scope) })
+	return &c, note, nil
 }

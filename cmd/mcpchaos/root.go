@@ -37,7 +37,7 @@ Start with the built-in demo:  mcpchaos run seed-incident-fast`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.AddCommand(newRunCmd(), newMatrixCmd(), newValidateCmd(), newServeCmd(), newVersionCmd(), newBenchCmd())
 	root.AddCommand(newCompareCmd(), newMergeCmd(), newReportCmd(), newServeFilesCmd())
-	root.AddCommand(newInspectCmd(), newFaultsCmd())
+	root.AddCommand(newInspectCmd(), newFaultsCmd(), newSetupCmd())
 	root.InitDefaultCompletionCmd()
 	addCompletions(root)
 	return root

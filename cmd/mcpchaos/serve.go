@@ -45,12 +45,8 @@ func newServeCmd() *cobra.Command {
 			if !cmd.Flags().Changed("max-sessions") && cfg.MaxSessions == 0 {
 				cfg.MaxSessions = defaultServeSessions // --from a workload without max_sessions too
 			}
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return usagef("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
-			}
-			if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-				return usagef("--addr %q is not a loopback address; pass --public to listen there", addr)
+			if err := checkListenAddr("--addr", addr, "127.0.0.1:8080", public, "pass --public to listen there"); err != nil {
+				return err
 			}
 			cfg = cfg.WithDefaults()
 			if err := cfg.Validate(); err != nil {

@@ -6,5 +6,7 @@
 // A Writer takes the recorders' cumulative histograms at each tick and writes the difference
 // from the previous tick; the intervals of a group therefore add up to the export's histogram
 // of that group. It reads the recorders as any reader does (a Snapshot) and never from a
-// worker. It knows nothing of where its files end up: it writes the io.Writers it is given.
+// worker. A Writer knows nothing of where its files end up: it writes the io.Writers it is
+// given. Live (live.go) is the files of run --hlog: streamed into a directory of their own while
+// the run goes on, moved into place whole once the export is written.
 package hlog
