@@ -165,6 +165,7 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 		return wire.Conn{}, nil, &ConfigError{Err: err}
 	}
 	conn := wire.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
+	conn.Redact = conn.Secrets() // once, for the preflight and every group's client
 	if t.CAFile != "" {
 		if conn.RootCAs, err = wire.LoadCAFile(t.CAFile); err != nil {
 			return wire.Conn{}, nil, configErr("target.ca_file: %w", err)
