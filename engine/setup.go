@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/faults"
+	"github.com/mcpchaos/mcpchaos/internal/servertime"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/refserver"
@@ -104,6 +106,7 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 		ep.Protocol = gen.Protocol
 	}
 	rec := metrics.NewRecorder(g.Name, g.Policy, g.Clients)
+	r.meterServer(g.Name, gc, rec)
 	fc := fleet.GroupConfig{
 		Name:         g.Name,
 		Clients:      g.Clients,
@@ -162,6 +165,7 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 		return wire.Conn{}, nil, &ConfigError{Err: err}
 	}
 	conn := wire.Conn{URL: u, Header: header, InsecureSkipVerify: t.InsecureSkipVerify, HTTP2: t.HTTP2}
+	conn.Redact = conn.Secrets() // once, for the preflight and every group's client
 	if t.CAFile != "" {
 		if conn.RootCAs, err = wire.LoadCAFile(t.CAFile); err != nil {
 			return wire.Conn{}, nil, configErr("target.ca_file: %w", err)
@@ -180,6 +184,21 @@ func (r *runner) reachTarget() (wire.Conn, truth.Truth, error) {
 		r.tgt.notes = append(r.tgt.notes, fmt.Sprintf("the target declares ttl_mode: absolute: each session's death is estimated %s after its first success (initialize), however active it was", t.SessionTTL))
 	}
 	return conn, est, nil
+}
+
+// meterServer times the server's replies to group's proxy by the kernel's clock, into the
+// group's server_latency (docs/gate.md, "Latency the runner cannot move"): on the relay's
+// connection to the server, where Toxiproxy runs on this machine, over HTTP/1.1 (an HTTP/2
+// connection multiplexes its exchanges, which a connection's request and reply cannot time).
+func (r *runner) meterServer(group string, conn wire.Conn, rec *metrics.Recorder) {
+	sh, ok := r.inj.(*faults.Shielded)
+	if !ok || conn.HTTP2 {
+		return
+	}
+	var shard atomic.Uint32
+	sh.MeterServer(group, &servertime.Meter{Record: func(d time.Duration) {
+		rec.Record(metrics.ServerLatency, int(shard.Add(1)), d)
+	}})
 }
 
 // startInjector starts embedded Toxiproxy, or connects to the workload's toxiproxy-server and

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -286,6 +287,11 @@ faults:
 		}
 		if g := group(t, exp, "probe"); g.Counters["sessions_started"] == 0 || g.Counters["tool_calls_ok"] == 0 {
 			t.Errorf("probe: %v %v", g.Counters, g.Errors)
+		}
+		// The server timed by the kernel's clock on the relay between the toxiproxy-server on
+		// loopback and the server: every answered call is an exchange (a few may be left out).
+		if g := group(t, exp, "probe"); runtime.GOOS == "linux" && g.Histograms["server_latency"].Count < g.Counters["tool_calls_ok"]/2 {
+			t.Errorf("probe: server_latency holds %d samples for %d answered calls", g.Histograms["server_latency"].Count, g.Counters["tool_calls_ok"])
 		}
 		if l := leftovers(); len(l) != 0 {
 			t.Errorf("left on the toxiproxy-server: %v", l)

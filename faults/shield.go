@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcpchaos/mcpchaos/internal/servertime"
 )
 
 // Toxiproxy changes a proxy's toxics by pausing every connection's toxic chain: it interrupts
@@ -241,6 +243,26 @@ func (s *Shielded) Stalled(proxy string) []string {
 		out = append(out, sr.stalled()...)
 	}
 	return out
+}
+
+// MeterServer times the server's replies to proxy's connections by the kernel's clock, on the
+// relay's connection to the server (between Toxiproxy and the server, or, with Toxiproxy
+// embedded, the server's side of the chains the relay feeds) (see package servertime): the time from a request's
+// last byte written to the reply's first byte arriving, which neither this process's stalls
+// nor Toxiproxy's move. Call it before clients connect. It reports false when proxy has no
+// server relay (Toxiproxy is not on this machine) or the system cannot stamp (not Linux).
+func (s *Shielded) MeterServer(proxy string, m *servertime.Meter) bool {
+	s.mu.Lock()
+	r := s.servers[proxy] // the relay between a toxiproxy-server and the server
+	if r == nil && s.relays[proxy] != nil && s.relays[proxy].chains != nil {
+		r = s.relays[proxy] // embedded Toxiproxy: the relay holds the server's connection itself
+	}
+	s.mu.Unlock()
+	if r == nil || !servertime.Supported {
+		return false
+	}
+	r.meter.Store(m)
+	return true
 }
 
 func (s *Shielded) relay(name string) *relay {

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/Shopify/toxiproxy/v2/stream"
+
+	"github.com/mcpchaos/mcpchaos/internal/servertime"
 )
 
 // chainConn is one client's connection through Toxiproxy's chains in process.
@@ -53,6 +55,8 @@ type side struct {
 	cutOnce     sync.Once
 	room        chan struct{} // a token when the queue shrank, a drain began or the side was cut
 	one         [1]byte       // what waits for the chain's next chunk reads into
+	// timer, on the server's side with a meter, times the server's replies (MeterServer)
+	timer *servertime.Timer
 }
 
 // maxQueued chunks waiting are as full as a full queue (256 small writes); a reader waits
@@ -83,6 +87,9 @@ func (r *relay) serveChains(accepted *net.TCPConn) {
 	c := &chainConn{r: r}
 	c.client.init(c, accepted, false)
 	c.server.init(c, dc.(*net.TCPConn), true)
+	if m := r.meter.Load(); m != nil {
+		c.server.timer, _ = servertime.NewTimer(c.server.conn, m) // unmeasured where the kernel cannot stamp
+	}
 	c.left.Store(2)
 	r.gate.open(&c.client.ends)
 	r.gate.open(&c.server.ends)
@@ -304,7 +311,10 @@ func (s *side) flush() {
 		s.mu.Unlock()
 		if !s.cut.Load() {
 			s.conn.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
-			if _, err := s.conn.Write((*q.buf)[q.lo:q.hi]); err != nil {
+			start := s.timer.BeforeWrite()
+			_, err := s.conn.Write((*q.buf)[q.lo:q.hi])
+			s.timer.AfterWrite(start)
+			if err != nil {
 				s.cutSide("it closed its end while being written to")
 			}
 		}

@@ -20,6 +20,9 @@ func (s *side) readTo(w io.Writer) (int, error) {
 	var n int
 	var rerr error
 	err = raw.Read(func(fd uintptr) bool {
+		if !s.timer.Readable(int(fd)) { // the server's reply timed by the kernel's stamp (MeterServer)
+			return false
+		}
 		buf = chunks.Get().(*[]byte)
 		for {
 			n, rerr = syscall.Read(int(fd), *buf)
@@ -57,6 +60,8 @@ func (s *side) writeNow(p []byte) (int, error) {
 	}
 	var n int
 	var werr error
+	start := s.timer.BeforeWrite()
+	defer s.timer.AfterWrite(start)
 	err = raw.Write(func(fd uintptr) bool {
 		for {
 			n, werr = syscall.Write(int(fd), p)

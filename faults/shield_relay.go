@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/servertime"
 )
 
 // relay is one listener and its connections: in front of a proxy (inner is the proxy; the
@@ -28,6 +30,8 @@ type relay struct {
 	seq    atomic.Uint64 // numbers connections for chains
 
 	draining atomic.Int32 // Toxiproxy calls under way on the proxy: read at once (see during)
+	// meter times the server's replies on a server relay's connections to it (Shielded.MeterServer)
+	meter atomic.Pointer[servertime.Meter]
 
 	mu     sync.Mutex
 	addr   string
@@ -170,6 +174,17 @@ type relayConn struct {
 	// closes the queue, read by write after the queue is closed)
 	resetAfter bool
 	ends       ends // src as the teardowns see it
+	// timed, on a server relay with a meter, reads and writes dst so that the server's replies
+	// are timed by the kernel's stamps (nil: dst unmeasured)
+	timed *servertime.Conn
+}
+
+// dstIO is what reads and writes dst: the timed connection where there is one.
+func (rc *relayConn) dstIO() io.ReadWriter {
+	if rc.timed != nil {
+		return rc.timed
+	}
+	return rc.dst
 }
 
 func (r *relay) serve(accepted *net.TCPConn) {
@@ -190,6 +205,9 @@ func (r *relay) serve(accepted *net.TCPConn) {
 	}
 	if r.server {
 		rc.dst = dc.(*net.TCPConn)
+		if m := r.meter.Load(); m != nil {
+			rc.timed, _ = servertime.Wrap(rc.dst, m) // unmeasured where the kernel cannot stamp
+		}
 	} else {
 		rc.src = dc.(*net.TCPConn)
 		r.gate.open(&rc.ends)
@@ -228,7 +246,7 @@ func (rc *relayConn) endSrc(end func() error) { rc.r.gate.pass(&rc.ends, func() 
 // connection with an ordinary close (see resetNotes). A client's broken connection is found
 // by write, which cuts it.
 func (rc *relayConn) back() {
-	_, err := io.Copy(rc.src, rc.dst)
+	_, err := io.Copy(rc.src, rc.dstIO())
 	switch {
 	case err == nil:
 		rc.endSrc(rc.src.CloseWrite)
@@ -306,7 +324,7 @@ func (rc *relayConn) write() {
 			continue
 		}
 		rc.dst.SetWriteDeadline(time.Now().Add(time.Minute)) // a bound, not a pace
-		_, err := rc.dst.Write(chunk)
+		_, err := rc.dstIO().Write(chunk)
 		rc.queued.Add(-int64(len(chunk)))
 		putChunk(chunk)
 		rc.wake()

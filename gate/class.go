@@ -61,15 +61,33 @@ func (m Metric) Class() Class {
 // errors, stale events applied, re-init collisions, retries against dead sessions) are not
 // timed: one is one too many, however slow the runner.
 func (m Metric) Timed() bool {
+	if m.KernelTimed() || m.SessionFact() {
+		return false
+	}
 	switch m.Class() {
 	case ClassLatency, ClassWork, ClassLoad:
 		return true
 	}
-	switch m.kind {
-	case kindFalseHealthy, kindRetryAmplification:
+	if m.kind == kindFalseHealthy {
 		return true
 	}
-	return m.key == "dead_session_requests" || m.key == "tool_calls_failed"
+	return m.key == "tool_calls_failed"
+}
+
+// SessionFact reports whether the metric counts what the server did to its sessions: deaths
+// per group, requests that met a dead session and their ratio to the deaths. They are the
+// server's counts (its TTL, its expiry), judged whatever the runner's load: a starved loop
+// sends fewer requests, never more, and a session's death is the server's clock. (Time to
+// detect a death, false_healthy_seconds, is the client's clock, and a starved client's
+// timeouts fail tool calls: those stay held back on a starved runner.)
+func (m Metric) SessionFact() bool {
+	switch m.kind {
+	case kindRetryAmplification:
+		return true
+	case kindCounter:
+		return m.key == "sessions_dead" || m.key == "dead_session_requests"
+	}
+	return false
 }
 
 // Raced reports whether the hazard comes from a race of a client's own concurrent requests
@@ -79,3 +97,12 @@ func (m Metric) Timed() bool {
 // which of its calls happened to overlap a re-initialization, which a starved runner changes
 // (measured: 0 in one starved run of seed-incident-fast's naive group, 5 to 68 in 13 others).
 func (m Metric) Raced() bool { return m.kind == kindCounter && m.key == "reinit_collisions" }
+
+// KernelTimed reports whether the metric is the server's floor (FloorHist.FloorStat): timed
+// by the kernel's clock, so the load generator's stalls are not in it, and a low percentile,
+// which a server waiting for a CPU in some of its replies hardly moves. compare judges it on a
+// starved runner too; server_latency's other statistics a server on the same starved machine
+// does move, and they are held back as every timing row is (docs/gate.md).
+func (m Metric) KernelTimed() bool {
+	return m.kind == kindHist && m.key == FloorHist && m.stat == "p" && m.Name == FloorHist+"."+FloorStat
+}

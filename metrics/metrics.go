@@ -162,10 +162,14 @@ const (
 	// the send to the request written, and from the reply's first byte read to the caller
 	// having it (clients/wire, dispatch.go). The generator's figure, not the server's.
 	DispatchLag
+	// ServerLatency times the server by the kernel's clock, on the fault relay's connection to
+	// it: from a request's last byte written to the reply's first byte's arrival (package
+	// internal/servertime). Neither the generator's stalls nor its proxies' move it.
+	ServerLatency
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag", "server_latency"}
 
 func (h Hist) String() string { return histNames[h] }
 
@@ -182,6 +186,7 @@ var histHelp = [numHists]string{
 	"The load generator's own lag: a request loop's turn, from its intended start to the start of its call.",
 	"Tool call that failed: from the send to the error the application got.",
 	"The load generator's own part of an answered tool call: send to request written, reply's first byte to the caller having it.",
+	"The server by the kernel's clock: a request's last byte written to the reply's first byte's arrival, on the proxy's connection to the server.",
 }
 
 // Hists lists every histogram in export order.

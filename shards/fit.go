@@ -10,24 +10,25 @@ import (
 	"syscall"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/faults"
 	"github.com/mcpchaos/mcpchaos/workloads"
 )
 
 // MaxProcs is the most shard processes a --procs run starts.
 const MaxProcs = 64
 
-// What a held session costs on this machine, measured with `mcpchaos bench` (docs/performance.md
-// and its "Through the proxy since the fault relay"), and what a process costs before its first
-// session. The checks below are estimates from these figures; they refuse only past a hard
-// limit of the machine, and warn where a run would likely starve.
+// What a held session costs on this machine, measured with `mcpchaos bench` (docs/performance.md),
+// and what a process costs before its first session. The checks below are estimates from these
+// figures; they refuse only past a hard limit of the machine, and warn where a run would likely
+// starve.
 const (
-	kibPerSessionClient  = 14  // the client side of a held session (12.2–13.8 KiB measured)
-	kibPerSessionProxied = 101 // the embedded fault proxy's side, with its relays (100.6–100.8 KiB)
-	kibPerSessionServer  = 30  // the reference server's side (about 30 KiB)
-	mibPerProcess        = 40  // a process's runtime, Toxiproxy and buffers before its sessions
+	kibPerSessionClient  = 14                             // the client side of a held session (12.2–13.8 KiB measured)
+	kibPerSessionProxied = faults.ProxyBytesPerConn >> 10 // the embedded fault proxy's side (28.5–28.6 KiB, rounded up)
+	kibPerSessionServer  = 30                             // the reference server's side (about 28 KiB)
+	mibPerProcess        = 40                             // a process's runtime, Toxiproxy and buffers before its sessions
 	// establishedPerCore is how many sessions a core establishes a second through the proxy,
-	// the server beside it: 732–2,142 a second on two loaded cores, so about 350 at worst.
-	establishedPerCore = 350
+	// the server beside it: 470–2,142 a second on two loaded cores, so about 235 at worst.
+	establishedPerCore = 235
 )
 
 // Machine is what this machine gives a run: cores, descriptors per process, local ports
@@ -123,7 +124,7 @@ func Fit(w *workloads.Workload, procs int, m Machine, serve bool) (warnings []st
 			clients, m.Ports)}
 	}
 	if m.CPUs > 0 && procs > m.CPUs {
-		warnings = append(warnings, fmt.Sprintf("--procs %d on %d cores: each shard process gets about %s of a core besides the fault proxies and the server, so the load generator will likely starve (the summary says so if it does); fewer clients, an external toxiproxy-server (--toxiproxy, 4 descriptors a session instead of 11) or more machines let fewer processes hold them",
+		warnings = append(warnings, fmt.Sprintf("--procs %d on %d cores: each shard process gets about %s of a core besides the fault proxies and the server, so the load generator will likely starve (the summary says so if it does); fewer clients, an external toxiproxy-server (--toxiproxy) or more machines let fewer processes hold them",
 			procs, m.CPUs, share(m.CPUs, procs)))
 	}
 	if rate := establishRate(w); m.CPUs > 0 && rate > float64(establishedPerCore*m.CPUs) {

@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,12 +41,18 @@ func interopRun(t *testing.T, u string, exact truth.Truth) map[string]*groupResu
 	}
 	defer inj.Close()
 	ctx := context.Background()
-	// The outage outlasts the TTL and mcp-go's sweep (up to a second after it) by 1.5s, so
-	// every session is dead, in truth and in the estimate, when the proxy comes back.
-	quietFrom, callsFrom, end := time.Second, time.Second+interopTTL+3500*time.Millisecond, time.Second+interopTTL+5500*time.Millisecond
-	// Calls stop 700ms before the end, so none is cut by the end of the run (the server would
-	// count the ping it was asking then as unanswered).
-	calls := func(el time.Duration) bool { return el < quietFrom || el >= callsFrom && el < end-700*time.Millisecond }
+	// The run's phases follow what happened, not the clock, so that a loaded machine (where a
+	// session may take seconds to start) runs the same story: calls until every group has had
+	// one answered (the sessions live); quiet while a load-balancer idle timeout cuts the
+	// streams and then the proxy goes down for longer than the TTL and mcp-go's sweep (up to a
+	// second after it) by 1.5 s, so every session is dead, in truth and in the estimate, when
+	// it comes back; calls again until every group has run into a death and classified it
+	// (as a death, or wrongly as a tool's failure), for 1.3 s at least; then 700 ms without
+	// calls before the end, so that none is cut by it (the server would count the ping it was
+	// asking then as unanswered). Each wait is bounded.
+	var calling atomic.Bool
+	calling.Store(true)
+	calls := func(time.Duration) bool { return calling.Load() }
 	results := map[string]*groupResult{}
 	var fleets []*fleet.Fleet
 	var names []string
@@ -81,26 +88,54 @@ func interopRun(t *testing.T, u string, exact truth.Truth) map[string]*groupResu
 		results[name] = &groupResult{rec: rec, fleet: f}
 	}
 	start := time.Now()
-	runCtx, cancel := context.WithDeadline(ctx, start.Add(end))
+	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sched := make(chan error, 1)
-	go func() {
-		sched <- faults.RunSchedule(runCtx, inj, start, []faults.Scheduled{
-			{Fault: faults.Toxic{Name: "lb", Type: "idle_timeout", Attributes: map[string]any{"timeout": 100}},
-				Proxies: names, At: 1200 * time.Millisecond, For: 400 * time.Millisecond},
-			{Fault: faults.Toxic{Name: "restart", Type: faults.TypeDown},
-				Proxies: names, At: 1800 * time.Millisecond, For: callsFrom - 1800*time.Millisecond - 300*time.Millisecond},
-		}, nil)
-	}()
 	done := make(chan struct{}, len(fleets))
 	for _, f := range fleets {
 		go func() { f.Run(runCtx, start); done <- struct{}{} }()
 	}
-	for range fleets {
-		<-done
+	all := func(ok func(r *groupResult) bool) func() bool {
+		return func() bool {
+			for _, r := range results {
+				if !ok(r) {
+					return false
+				}
+			}
+			return true
+		}
 	}
+	live := all(func(r *groupResult) bool { return r.rec.Get(metrics.ToolCallsOK) > 0 })
+	if !waitUntil(live, 60*time.Second) {
+		t.Errorf("after 60 s some group had no tool call answered; the outage starts anyway")
+	}
+	calling.Store(false)
+	const outage = interopTTL + 2500*time.Millisecond
+	sched := make(chan error, 1)
+	go func() {
+		sched <- faults.RunSchedule(runCtx, inj, time.Now(), []faults.Scheduled{
+			{Fault: faults.Toxic{Name: "lb", Type: "idle_timeout", Attributes: map[string]any{"timeout": 100}},
+				Proxies: names, At: 200 * time.Millisecond, For: 400 * time.Millisecond},
+			{Fault: faults.Toxic{Name: "restart", Type: faults.TypeDown},
+				Proxies: names, At: 800 * time.Millisecond, For: outage},
+		}, nil)
+	}()
 	if err := <-sched; err != nil {
 		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the story's pause before calls resume, not a synchronisation
+	calling.Store(true)
+	resumed := time.Now()
+	dead := all(func(r *groupResult) bool {
+		return r.rec.Get(metrics.SessionsDead) > 0 && r.rec.Get(metrics.SessionsDeadDetected)+r.rec.Get(metrics.MisattributedErrors) > 0
+	})
+	if !waitUntil(func() bool { return time.Since(resumed) >= 1300*time.Millisecond && dead() }, 60*time.Second) {
+		t.Errorf("60 s after the outage some group had not run into a death and classified it")
+	}
+	calling.Store(false)
+	time.Sleep(700 * time.Millisecond) // the tail without calls (above)
+	cancel()
+	for range fleets {
+		<-done
 	}
 	for _, name := range names {
 		r := results[name]
@@ -108,6 +143,16 @@ func interopRun(t *testing.T, u string, exact truth.Truth) map[string]*groupResu
 		t.Logf("%-6s %s report %+v", name, r, r.fleet.Report())
 	}
 	return results
+}
+
+// waitUntil polls cond until it holds or limit passes, and says which.
+func waitUntil(cond func() bool, limit time.Duration) bool {
+	for deadline := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 type groupResult struct {

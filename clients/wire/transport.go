@@ -42,6 +42,9 @@ type Conn struct {
 	HTTP2 bool
 	// MaxConns sizes the connection pool (HTTP/1.1).
 	MaxConns int
+	// Redact is the connection's secrets (Secrets), built once and shared by every client made
+	// from this Conn (a run's groups); nil: NewHTTPClient builds them.
+	Redact *redact.Set
 }
 
 // maxCAFile bounds a CA file read (1 MiB, as workloads.MaxCAFileSize): --ca-file /dev/zero
@@ -115,7 +118,11 @@ func NewHTTPClient(c Conn) (*http.Client, error) {
 	}
 	t.Protocols = &p
 	var rt http.RoundTripper = Streaming(t) // held streams on connections of their own
-	rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: c.Secrets(), conduct: &Conduct{}}
+	secrets := c.Redact
+	if secrets == nil {
+		secrets = c.Secrets()
+	}
+	rt = &headerTransport{base: rt, header: c.Header.Clone(), secrets: secrets, conduct: &Conduct{}}
 	return &http.Client{Transport: rt, CheckRedirect: SameOrigin(c.URL)}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/internal/words"
+	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/compare"
 )
@@ -53,7 +54,7 @@ experiments: compare refuses them unless --force is given.`
 func newCompareCmd() *cobra.Command {
 	var (
 		asJSON, asMarkdown, all, force, strict bool
-		tolFile                                string
+		tolFile, junitFile                     string
 		last                                   int
 		tolFlags                               []string
 	)
@@ -97,6 +98,11 @@ func newCompareCmd() *cobra.Command {
 			if err := writeComparison(cmd.OutOrStdout(), c, asJSON, asMarkdown, all); err != nil {
 				return err
 			}
+			if junitFile != "" {
+				if err := outfile.WriteWith(junitFile, cmd.OutOrStdout(), func(w io.Writer) error { return compare.WriteJUnit(w, c) }); err != nil {
+					return fmt.Errorf("--junit %s: %w", junitFile, err)
+				}
+			}
 			return compareError(c, bases, cur, strict)
 		},
 	}
@@ -104,7 +110,8 @@ func newCompareCmd() *cobra.Command {
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON (every row)")
 	f.BoolVar(&asMarkdown, "markdown", false, "print the comparison as Markdown, for a pull-request comment")
 	f.BoolVar(&all, "all", false, "list every row, not only the judged rows that changed")
-	f.BoolVar(&strict, "strict", false, "exit 99 when timing rows are inconclusive (a starved runner), not only on regressions")
+	f.BoolVar(&strict, "strict", false, "exit 99 when the verdict is inconclusive (a starved runner, and no server floor timed by the kernel to judge latency by), not only on regressions")
+	f.StringVar(&junitFile, "junit", "", "also write the verdict as JUnit XML to this file (a case \"compare verdict\", a failing case per regression; - for stdout)")
 	f.BoolVar(&force, "force", false, "compare runs of different workloads (or a shard with a whole run)")
 	f.IntVar(&last, "last", 0, "use only the N newest good baseline runs (0: every good one given)")
 	f.StringVar(&tolFile, "tolerances", "", "a YAML file of PATTERN: SPEC tolerance rules, applied in order after the defaults")
@@ -127,7 +134,7 @@ func compareError(c *compare.Comparison, bases []results.Part, cur *results.Expo
 		return &gateError{c.CurrentRun}
 	case c.Regressions > 0:
 		return &gateError{words.Count(c.Regressions, "regression") + " against " + against}
-	case strict && c.Inconclusive > 0:
+	case strict && c.Outcome == compare.OutcomeInconclusive:
 		return &gateError{fmt.Sprintf("--strict: %d timing rows inconclusive against %s: %s", c.Inconclusive, against, strings.Join(c.Starved, "; "))}
 	}
 	return nil

@@ -33,12 +33,8 @@ type matrixFlags struct {
 	from      string // print the matrix of this export, run nothing
 }
 
-func newMatrixCmd() *cobra.Command {
-	var fl matrixFlags
-	cmd := &cobra.Command{
-		Use:   "matrix [WORKLOAD]",
-		Short: "Run every client library under the same fault against one server; print library × outcome",
-		Long: `Run the client library matrix: one group per MCP client library (the Go SDK's, mcp-go's,
+// matrixHelp is the command's help, beside the function that builds it.
+const matrixHelp = `Run the client library matrix: one group per MCP client library (the Go SDK's, mcp-go's,
 the TypeScript SDK 1.x and 2.x, in node workers), the same scenario for all, against the
 reference server (--regime seed: GET does not validate the session and the event log outlives
 it; --regime strict: GET validates it) or a server given by --target URL with its
@@ -53,8 +49,15 @@ its listener silently, or saw the death as something else.
 
 The run is an ordinary run: its export (--out) compares with earlier ones (mcpchaos compare),
 so a library upgrade shows as a change. WORKLOAD replaces the built-in scenario with a file
-of your own (groups with library policies and library_options).`,
-		Args: args(cobra.MaximumNArgs(1)),
+of your own (groups with library policies and library_options).`
+
+func newMatrixCmd() *cobra.Command {
+	var fl matrixFlags
+	cmd := &cobra.Command{
+		Use:   "matrix [WORKLOAD]",
+		Short: "Run every client library under the same fault against one server; print library × outcome",
+		Long:  matrixHelp,
+		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if fl.from != "" {
 				if len(a) > 0 {

@@ -70,6 +70,10 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 				return err
 			}
 			if fl.procs == 0 { // the default: as many processes as this machine needs (procs.go)
+				fl.procs = 1
+				if _, err := fl.plan(w); err != nil {
+					return err // planned as validate plans it (one process): the same limits, the same words
+				}
 				fl.procs = autoProcs(w, fl, cmd.ErrOrStderr())
 			}
 			plan, err := fl.plan(w)

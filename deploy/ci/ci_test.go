@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,7 +177,7 @@ func (r *runner) shell(s step) {
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", r.expand(s.Run))
 	cmd.Dir = r.work
 	env := append(os.Environ(), "GITHUB_OUTPUT="+out, "GITHUB_PATH="+addPath, "GITHUB_STEP_SUMMARY="+summary,
-		"RUNNER_TEMP="+r.temp, "PATH="+strings.Join(append(slices.Clone(r.path), os.Getenv("PATH")), string(os.PathListSeparator)))
+		"RUNNER_TEMP="+r.temp, "GITHUB_EVENT_NAME="+r.event, "PATH="+strings.Join(append(slices.Clone(r.path), os.Getenv("PATH")), string(os.PathListSeparator)))
 	for k, v := range s.Env {
 		env = append(env, k+"="+r.expand(v))
 	}
@@ -338,19 +339,23 @@ func exportLabels(t *testing.T, p string) map[string]string {
 	return exp.Run.Labels
 }
 
-// The action as three jobs of one pipeline: the first starts the baseline, the second is
-// compared with it and joins it, the third fails its threshold: the job fails with 99, the
-// outputs are still uploaded, the summary says why, and the baseline is not touched.
+// The action as the jobs of one pipeline, as a runner plays them: the first starts the
+// baseline (it says so), the second is compared with it and joins it only if its verdict is ok,
+// the third fails its threshold (written with spaces: one argument per line) and exits 99 with
+// its outputs uploaded and the baseline untouched; a pull request's job with the same failure
+// is advisory (it passes, says regressed, joins nothing); a job whose baseline is missing fails
+// without running; a label with an empty value is left out. No output meant for a person names
+// the runner's temporary directory.
 func TestGitHubAction(t *testing.T) {
 	repo := repoRoot(t)
 	a := loadAction(t, repo)
 	cache := t.TempDir()
-	job := func(i int, extra map[string]string) *runner {
+	job := func(i int, event string, extra map[string]string) *runner {
 		work := t.TempDir()
 		if err := os.WriteFile(filepath.Join(work, "gate.yaml"), []byte(gateWorkload), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		in := map[string]string{"workload": "gate.yaml", "labels": fmt.Sprintf("release=1.%d\nenv=staging", i)}
+		in := map[string]string{"workload": "gate.yaml", "labels": fmt.Sprintf("release=1.%d\nenv=staging\nnote=two words *", i), "policy": "gate"}
 		for k, v := range extra {
 			in[k] = v
 			if v == "" {
@@ -359,56 +364,89 @@ func TestGitHubAction(t *testing.T) {
 		}
 		r := newJob(t, a, repo, work, cache, in)
 		r.runID = 100 + i // sorts by run, as the cache's newest-first restore does
+		r.event = event
 		r.play(a)
+		for _, f := range []string{"compare.md", "report.html"} {
+			if b, err := os.ReadFile(filepath.Join(work, "mcpchaos-out", f)); err == nil && strings.Contains(string(b), r.temp) {
+				t.Errorf("job %d: %s names the runner's temporary directory %s", i, f, r.temp)
+			}
+		}
 		return r
 	}
+	joinedRuns := 0
 	for i := 1; i <= 2; i++ {
-		r := job(i, nil)
-		if r.exitCode != 0 || r.outputs["gate"]["status"] != "0" || r.outputs["gate"]["joined"] != "true" {
-			t.Fatalf("job %d: exit %d, gate outputs %v; want a pass that joins the baseline", i, r.exitCode, r.outputs["gate"])
+		extra := map[string]string{}
+		if i == 1 {
+			extra["start-baseline"] = "true"
+		}
+		r := job(i, "push", extra)
+		v, joined := r.outputs["gate"]["verdict"], r.outputs["gate"]["joined"]
+		// With one baseline, a starved runner leaves latency unjudged: inconclusive, which the
+		// gate policy passes without adding the run to the baseline.
+		if r.exitCode != 0 || r.outputs["gate"]["status"] != "0" || (v != "ok" && v != "inconclusive") || joined != fmt.Sprint(v == "ok") {
+			t.Fatalf("job %d: exit %d, gate outputs %v; want a pass that joins the baseline if its verdict is ok", i, r.exitCode, r.outputs["gate"])
+		}
+		if joined == "true" {
+			joinedRuns++
 		}
 		if !r.ranVerdic {
 			t.Errorf("job %d: the Verdict step did not run", i)
 		}
-		if got := exportLabels(t, filepath.Join(r.work, "mcpchaos-out/current.json")); got["release"] != fmt.Sprintf("1.%d", i) || got["env"] != "staging" {
-			t.Errorf("job %d: export labels %v, want release and env", i, got)
+		got := exportLabels(t, filepath.Join(r.work, "mcpchaos-out/current.json"))
+		if got["release"] != fmt.Sprintf("1.%d", i) || got["env"] != "staging" || got["note"] != "two words *" {
+			t.Errorf("job %d: export labels %v, want release, env and note as given", i, got)
 		}
 		want := "no baseline yet"
 		if i == 2 {
 			want = "### mcpchaos compare: "
 		}
-		if !strings.Contains(r.summary, want) {
-			t.Errorf("job %d: step summary %q lacks %q", i, r.summary, want)
+		if !strings.Contains(r.summary, want) || !strings.Contains(r.summary, map[bool]string{true: "This run joined the baseline", false: "did not join the baseline: the verdict is inconclusive"}[joined == "true"]) {
+			t.Errorf("job %d: step summary %q lacks %q or what became of the baseline", i, r.summary, want)
 		}
-		if len(r.uploaded) != 4 {
-			t.Errorf("job %d: uploaded %v, want the export, JUnit, report and compare", i, r.uploaded)
+		if len(r.uploaded) != 4+min(i-1, 1) {
+			t.Errorf("job %d: uploaded %v, want the export, both JUnit files (compare's once there is a baseline), report and compare", i, r.uploaded)
 		}
 	}
 	entries, _ := os.ReadDir(cache)
-	if len(entries) != 2 { // one key per run that joined
-		t.Fatalf("cache keys %d, want 2", len(entries))
-	}
-	runs, _ := os.ReadDir(filepath.Join(cache, entries[1].Name()))
-	if len(runs) != 2 {
-		t.Fatalf("the second job's baseline holds %d runs, want 2 (the first job's, restored, and its own)", len(runs))
+	if len(entries) != joinedRuns { // one key per run that joined
+		t.Fatalf("cache keys %d, want %d", len(entries), joinedRuns)
 	}
 
 	// The third job's own threshold fails: exit 99 whatever compare says; nothing is saved.
-	r := job(3, map[string]string{"args": "--threshold probe.tool_calls_ok<0", "labels": ""})
-	if r.exitCode != 99 || r.outputs["gate"]["run-status"] != "99" || r.outputs["gate"]["joined"] != "false" {
-		t.Fatalf("failing job: exit %d, outputs %v; want 99, run-status 99, not joined", r.exitCode, r.outputs["gate"])
+	r := job(3, "push", map[string]string{"args": "--threshold\nprobe.tool_calls_ok < 0", "labels": ""})
+	if r.exitCode != 99 || r.outputs["gate"]["run-status"] != "99" || r.outputs["gate"]["joined"] != "false" || r.outputs["gate"]["verdict"] != "regressed" {
+		t.Fatalf("failing job: exit %d, outputs %v; want 99, run-status 99, regressed, not joined", r.exitCode, r.outputs["gate"])
 	}
-	if len(r.uploaded) != 4 {
-		t.Errorf("failing job: uploaded %v, want all four outputs (the upload runs always)", r.uploaded)
+	if len(r.uploaded) != 5 {
+		t.Errorf("failing job: uploaded %v, want all five outputs (the upload runs always)", r.uploaded)
 	}
-	if after, _ := os.ReadDir(cache); len(after) != 2 {
-		t.Errorf("cache keys %d after a failing job, want still 2: a failed run never joins the baseline", len(after))
+	if after, _ := os.ReadDir(cache); len(after) != joinedRuns {
+		t.Errorf("cache keys %d after a failing job, want still %d: a failed run never joins the baseline", len(after), joinedRuns)
 	}
 	if got := exportLabels(t, filepath.Join(r.work, "mcpchaos-out/current.json")); got["commit"] != r.value("github.sha") {
 		t.Errorf("failing job: labels %v, want the default commit=${{ github.sha }}", got)
 	}
-	if !strings.Contains(r.summary, "### mcpchaos compare: ") {
-		t.Errorf("failing job: step summary %q lacks the compare verdict", r.summary)
+	if !strings.Contains(r.summary, "### mcpchaos compare: Regressed") {
+		t.Errorf("failing job: step summary %q lacks the verdict", r.summary)
+	}
+
+	// The same failure in a pull request (policy auto): advisory. It passes, says regressed,
+	// and joins nothing.
+	r = job(4, "pull_request", map[string]string{"args": "--threshold\nprobe.tool_calls_ok < 0", "policy": "", "labels": "release=\nenv=pr"})
+	if r.exitCode != 0 || r.outputs["gate"]["verdict"] != "regressed" || r.outputs["gate"]["joined"] != "false" || !strings.Contains(r.summary, "advisory") {
+		t.Fatalf("pull request: exit %d, outputs %v; want 0, regressed, not joined", r.exitCode, r.outputs["gate"])
+	}
+	if got := exportLabels(t, filepath.Join(r.work, "mcpchaos-out/current.json")); got["env"] != "pr" || len(got) != 1 {
+		t.Errorf("pull request: labels %v, want env=pr alone (release= has no value)", got)
+	}
+
+	// A lost cache: no baseline, and the job does not say it starts one. It fails at once.
+	r = job(5, "push", map[string]string{"baseline-key": "lost"})
+	if r.exitCode != 2 || r.outputs["gate"]["verdict"] != "could not run" || !strings.Contains(r.summary, "holds no run") {
+		t.Fatalf("lost baseline: exit %d, outputs %v, summary %q; want 2, could not run", r.exitCode, r.outputs["gate"], r.summary)
+	}
+	if _, err := os.Stat(filepath.Join(r.work, "mcpchaos-out/current.json")); err == nil {
+		t.Error("lost baseline: the workload ran anyway")
 	}
 }
 
@@ -424,8 +462,8 @@ type gitlabJob struct {
 		When    string   `yaml:"when"`
 		Paths   []string `yaml:"paths"`
 		Reports struct {
-			JUnit  string `yaml:"junit"`
-			Dotenv string `yaml:"dotenv"`
+			JUnit  []string `yaml:"junit"`
+			Dotenv string   `yaml:"dotenv"`
 		} `yaml:"reports"`
 	} `yaml:"artifacts"`
 }
@@ -449,8 +487,11 @@ func TestGitLabTemplate(t *testing.T) {
 	if job.Artifacts.When != "always" {
 		t.Errorf("artifacts when %q, want always: a failed gate's outputs are what the team reads", job.Artifacts.When)
 	}
-	if !strings.Contains(strings.Join(job.BeforeScript, "\n"), "go build -trimpath -o /usr/local/bin/mcpchaos ./cmd/mcpchaos") {
+	if !strings.Contains(strings.Join(job.BeforeScript, "\n"), `-o /usr/local/bin/mcpchaos ./cmd/mcpchaos`) {
 		t.Errorf("before_script %q does not build mcpchaos", job.BeforeScript)
+	}
+	if ref := job.Variables["MCPCHAOS_REF"]; !regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(ref) {
+		t.Errorf("MCPCHAOS_REF %q: the template must pin a release of the tool, not build a branch", ref)
 	}
 
 	bin := filepath.Join(t.TempDir(), "mcpchaos")
@@ -464,17 +505,28 @@ func TestGitLabTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"MCPCHAOS_SRC="+repo, "MCPCHAOS_WORKLOAD=gate.yaml", "MCPCHAOS_LABELS=release=2.0 commit=abc")
+		"MCPCHAOS_SRC="+repo, "MCPCHAOS_WORKLOAD=gate.yaml", "GITHUB_EVENT_NAME=", "CI_MERGE_REQUEST_IID=")
 	for k, v := range job.Variables {
 		env = append(env, k+"="+v)
 	}
-	for i, want := range []string{"0", "99"} {
-		e := env
-		if i == 1 {
-			e = append(e, "MCPCHAOS_ARGS=--threshold probe.tool_calls_ok<0")
-		}
+	failing := "MCPCHAOS_ARGS=--threshold\nprobe.tool_calls_ok < 0" // one argument per line, spaces kept
+	for i, tc := range []struct {
+		pipeline string
+		env      []string
+		status   string
+		verdict  string
+		joined   bool
+		labels   map[string]string
+	}{
+		// A branch pipeline: CI_COMMIT_TAG is empty, so release= is left out; it starts the baseline.
+		{"branch", []string{"MCPCHAOS_START_BASELINE=true", "MCPCHAOS_LABELS=release=\nref=main\ncommit=abc"}, "0", "ok", true, map[string]string{"ref": "main", "commit": "abc"}},
+		// A tag pipeline (strict): its threshold fails.
+		{"tag", []string{"MCPCHAOS_LABELS=release=v2.0\nref=v2.0\ncommit=abc", failing}, "99", "regressed", false, map[string]string{"release": "v2.0", "ref": "v2.0", "commit": "abc"}},
+		// A merge request's pipeline: advisory; the same failure is reported and passes.
+		{"merge request", []string{"CI_MERGE_REQUEST_IID=7", "MCPCHAOS_LABELS=ref=feature", failing}, "0", "regressed", false, map[string]string{"ref": "feature"}},
+	} {
 		cmd := exec.Command("sh", "-ec", strings.Join(job.Script, "\n"))
-		cmd.Dir, cmd.Env = work, e
+		cmd.Dir, cmd.Env = work, append(slices.Clone(env), tc.env...)
 		b, err := cmd.CombinedOutput()
 		got := "0"
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -483,15 +535,18 @@ func TestGitLabTemplate(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("script:\n%s", b)
-		if got != want {
-			t.Fatalf("job %d: exit %s, want %s", i+1, got, want)
-		}
 		dotenv := readKV(t, filepath.Join(work, job.Artifacts.Reports.Dotenv))
-		if dotenv["MCPCHAOS_STATUS"] != want || dotenv["MCPCHAOS_JOINED"] != fmt.Sprint(want == "0") {
-			t.Errorf("job %d: dotenv %v", i+1, dotenv)
+		if got != tc.status || dotenv["MCPCHAOS_STATUS"] != tc.status || dotenv["MCPCHAOS_JOINED"] != fmt.Sprint(tc.joined) ||
+			(dotenv["MCPCHAOS_VERDICT"] != tc.verdict && !(i == 0 && dotenv["MCPCHAOS_VERDICT"] == "inconclusive")) {
+			t.Fatalf("job %d (%s pipeline): exit %s, dotenv %v; want status %s, verdict %s, joined %v", i+1, tc.pipeline, got, dotenv, tc.status, tc.verdict, tc.joined)
 		}
-		if _, err := os.Stat(filepath.Join(work, job.Artifacts.Reports.JUnit)); err != nil {
-			t.Errorf("job %d: JUnit report: %v", i+1, err)
+		if got := exportLabels(t, filepath.Join(work, "mcpchaos-out/current.json")); !maps.Equal(got, tc.labels) {
+			t.Errorf("job %d (%s pipeline): labels %v, want %v", i+1, tc.pipeline, got, tc.labels)
+		}
+		for j, f := range job.Artifacts.Reports.JUnit {
+			if _, err := os.Stat(filepath.Join(work, f)); err != nil && (i > 0 || j == 0) {
+				t.Errorf("job %d: JUnit report: %v", i+1, err)
+			}
 		}
 	}
 	runs, _ := filepath.Glob(filepath.Join(work, job.Variables["MCPCHAOS_BASELINE"], "*.json"))

@@ -67,6 +67,48 @@ type Comparison struct {
 	// Findings say in words what changed in the server's sessions (findings.go).
 	Findings []string `json:"findings,omitempty"`
 	Forced   string   `json:"forced,omitempty"` // why the runs were compared although they differ
+	// Outcome is the comparison's verdict in the words every output uses alike (the text,
+	// --markdown, JUnit, the report's banner, the CI glue's outputs): OutcomeOK,
+	// OutcomeRegressed, OutcomeInconclusive or OutcomeCouldNotRun (v4 of compare's JSON).
+	Outcome string `json:"verdict"`
+}
+
+// The verdicts of a comparison (Comparison.Outcome).
+const (
+	OutcomeOK           = "ok"            // nothing judged regressed; no row left unjudged by a starved runner
+	OutcomeRegressed    = "regressed"     // a row regressed, or the current run failed its own gate (thresholds, steady state)
+	OutcomeInconclusive = "inconclusive"  // nothing regressed, but rows a starved runner moves could not be judged
+	OutcomeCouldNotRun  = "could not run" // the current run did not complete (an error, an interruption): nothing to judge
+)
+
+// outcome is the comparison's verdict (see Outcome), from the current run's status first.
+func (c *Comparison) outcome(cur *results.Export) string {
+	switch {
+	case cur.Run.Error != "" || cur.Run.Interrupted:
+		return OutcomeCouldNotRun
+	case c.CurrentRun != "" || c.Regressions > 0:
+		return OutcomeRegressed
+	case c.Inconclusive > 0 && !c.floorJudged():
+		return OutcomeInconclusive
+	}
+	return OutcomeOK
+}
+
+// floorJudged reports whether the server's floor (gate.FloorHist's FloorStat, timed by the
+// kernel's clock) was judged in some group: then the server's latency was judged on a starved
+// runner too, and the timing rows starvation moves are held back, not a reason for an
+// inconclusive verdict. Without it (Toxiproxy elsewhere, HTTP/2, another system than Linux)
+// a starved run's latency is not judged at all, and the verdict says inconclusive.
+func (c *Comparison) floorJudged() bool {
+	for _, r := range c.Rows {
+		if m, err := gate.ParseMetric(r.Metric); err == nil && m.KernelTimed() && r.Current != nil && r.Base != nil {
+			switch r.Verdict {
+			case VerdictOK, VerdictSame, VerdictNoise, VerdictRegressed, VerdictImproved:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // RunRef identifies a compared run.
@@ -179,6 +221,7 @@ func Baseline(bases []results.Part, cur results.Part, tol gate.Tolerances) *Comp
 	c.compareProbes(bases, cur.Export) // steady_compare.go
 	c.CurrentRun = results.CurrentRunStatus(cur.Export)
 	c.Findings = findings(c)
+	c.Outcome = c.outcome(cur.Export)
 	return c
 }
 

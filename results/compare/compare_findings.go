@@ -64,6 +64,10 @@ func findings(c *Comparison) []string {
 		case len(appeared) > 0:
 			out = append(out, fmt.Sprintf("group %s now %s", g, strings.Join(appeared, "; ")))
 		}
+		if d := find(c, g, "sessions_dead"); d != nil && d.Verdict == VerdictRegressed {
+			out = append(out, fmt.Sprintf("sessions now die more often (the server's expiry, not the runner: a session's death is the server's clock): group %s lost %s sessions (was %s)", g,
+				gate.FormatValue(d.Unit, *d.Current), baseText(d)))
+		}
 		if len(lost) > 0 && control && moved(c, g, "sessions_dead", -1) {
 			out = append(out, fmt.Sprintf("requests on dead sessions now succeed (the server answers expired session ids with 200, or the fault was not injected): control group %s no longer runs into dead sessions (%s)", g, strings.Join(lost, ", ")))
 		} else if len(lost) > 0 {
@@ -151,4 +155,12 @@ func (c *Comparison) compareRefuted(bases []results.Part, cur *results.Export) {
 		c.count(r)
 		c.Rows = append(c.Rows, r)
 	}
+}
+
+// baseText is a row's baseline value in words: the value, or its range over the baselines.
+func baseText(r *Row) string {
+	if r.BaseMin != nil && r.BaseMax != nil && *r.BaseMin != *r.BaseMax {
+		return gate.FormatValue(r.Unit, *r.BaseMin) + " to " + gate.FormatValue(r.Unit, *r.BaseMax)
+	}
+	return gate.FormatValue(r.Unit, *r.Base)
 }

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -32,7 +33,7 @@ func (c *Comparison) shown(all bool) (rows []Row, unjudged int) {
 	return rows, unjudged
 }
 
-// Verdict is the comparison's outcome in one line: regressed, inconclusive, or not.
+// Verdict is the comparison's outcome in one line, led by its verdict word (Outcome).
 func (c *Comparison) Verdict() string {
 	judged := 0
 	for _, r := range c.Rows {
@@ -40,14 +41,43 @@ func (c *Comparison) Verdict() string {
 			judged++
 		}
 	}
-	switch {
-	case c.Regressions > 0:
+	switch c.Outcome {
+	case OutcomeCouldNotRun:
+		return "verdict: COULD NOT RUN: the current run did not complete, so nothing was judged"
+	case OutcomeRegressed:
+		if c.Regressions == 0 {
+			return "verdict: REGRESSED (the current run failed its own gate)"
+		}
 		return "verdict: REGRESSED (" + words.Count(c.Regressions, "regression") + ")"
-	case c.Inconclusive > 0:
+	case OutcomeInconclusive:
 		return fmt.Sprintf("verdict: INCONCLUSIVE: no regression among %d judged numbers, but %d timing row%s could not be judged: the runner was starved",
 			judged-c.Inconclusive, c.Inconclusive, words.S(c.Inconclusive))
 	}
-	return fmt.Sprintf("verdict: no regression in %d judged numbers", judged)
+	if c.Inconclusive > 0 {
+		return fmt.Sprintf("verdict: OK: no regression in %d judged numbers, the server's latency judged by its floor on the kernel's clock; %d timing row%s held back: the runner was starved, and a starved runner moves them",
+			judged-c.Inconclusive, c.Inconclusive, words.S(c.Inconclusive))
+	}
+	return fmt.Sprintf("verdict: OK: no regression in %d judged numbers", judged)
+}
+
+// Headline is the verdict for a title (a pull-request comment's, the report's banner): the
+// verdict word capitalised, and what it rests on.
+func (c *Comparison) Headline() string {
+	switch c.Outcome {
+	case OutcomeCouldNotRun:
+		return "Could not run"
+	case OutcomeRegressed:
+		if c.Regressions == 0 {
+			return "Regressed (the current run failed its own gate)"
+		}
+		return "Regressed (" + words.Count(c.Regressions, "regression") + ")"
+	case OutcomeInconclusive:
+		return "Inconclusive (the runner was starved)"
+	}
+	if c.Inconclusive > 0 {
+		return "OK (no regression; timing rows held back: the runner was starved)"
+	}
+	return "OK (no regression)"
 }
 
 func (r Row) cells() (base, cur, change, verdict string) {
@@ -182,13 +212,7 @@ func Write(w io.Writer, c *Comparison, all bool) error {
 // verdict as a headline, the current run's status, what changed in words, the regressions
 // (and with all, every row), and one line of counts.
 func WriteMarkdown(w io.Writer, c *Comparison, all bool) error {
-	head := "No regressions"
-	switch {
-	case c.Regressions > 0:
-		head = words.Count(c.Regressions, "regression")
-	case c.Inconclusive > 0:
-		head = "Inconclusive (the runner was starved)"
-	}
+	head := c.Headline()
 	fmt.Fprintf(w, "### mcpchaos compare: %s\n\n", head)
 	if c.CurrentRun != "" {
 		fmt.Fprintf(w, "> **%s**\n\n", mdEscape(c.CurrentRun))
@@ -239,4 +263,98 @@ func WriteMarkdown(w io.Writer, c *Comparison, all bool) error {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// JUnit XML, in the layout CI systems read (as results.WriteJUnit writes a run's).
+type (
+	junitSuites struct {
+		XMLName  xml.Name     `xml:"testsuites"`
+		Name     string       `xml:"name,attr"`
+		Tests    int          `xml:"tests,attr"`
+		Failures int          `xml:"failures,attr"`
+		Suites   []junitSuite `xml:"testsuite"`
+	}
+	junitSuite struct {
+		Name       string          `xml:"name,attr"`
+		Tests      int             `xml:"tests,attr"`
+		Failures   int             `xml:"failures,attr"`
+		Errors     int             `xml:"errors,attr"`
+		Skipped    int             `xml:"skipped,attr"`
+		Time       string          `xml:"time,attr"`
+		Timestamp  string          `xml:"timestamp,attr"`
+		Properties []junitProperty `xml:"properties>property"`
+		Cases      []junitCase     `xml:"testcase"`
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
+	}
+	junitCase struct {
+		Name      string        `xml:"name,attr"`
+		Classname string        `xml:"classname,attr"`
+		Time      string        `xml:"time,attr"`
+		Failure   *junitFailure `xml:"failure,omitempty"`
+		Skipped   *junitSkipped `xml:"skipped,omitempty"`
+		SystemOut string        `xml:"system-out,omitempty"`
+	}
+	junitFailure struct {
+		Message string `xml:"message,attr"`
+		Type    string `xml:"type,attr"`
+		Text    string `xml:",chardata"`
+	}
+	junitSkipped struct {
+		Message string `xml:"message,attr"`
+	}
+)
+
+// WriteJUnit writes the comparison as JUnit: a test case "compare verdict" that
+// fails when the verdict is regressed or could not run and is skipped when it is inconclusive
+// (its message says the verdict word and why), and a failing case per regressed row, so that
+// a CI's test report shows what the job's status shows.
+func WriteJUnit(w io.Writer, c *Comparison) error {
+	class := "mcpchaos.compare." + c.Current.Workload
+	s := junitSuite{Name: "mcpchaos compare: " + c.Current.Workload, Time: "0",
+		Timestamp:  c.Current.Start.UTC().Format(time.RFC3339),
+		Properties: []junitProperty{{"verdict", c.Outcome}, {"baselines", fmt.Sprint(len(c.Baselines))}}}
+	msg := c.Verdict()
+	if c.CurrentRun != "" {
+		msg += "; " + c.CurrentRun
+	}
+	verdict := junitCase{Name: "compare verdict", Classname: class, Time: "0", SystemOut: msg}
+	switch c.Outcome {
+	case OutcomeRegressed, OutcomeCouldNotRun:
+		verdict.Failure = &junitFailure{Message: msg, Type: c.Outcome, Text: strings.Join(append([]string{msg}, c.Findings...), "\n")}
+	case OutcomeInconclusive:
+		verdict.Skipped = &junitSkipped{Message: msg + ": " + strings.Join(c.Starved, "; ")}
+	}
+	s.Cases = append(s.Cases, verdict)
+	for _, r := range c.Rows {
+		if r.Verdict != VerdictRegressed {
+			continue
+		}
+		b, cur, ch, v := r.cells()
+		text := fmt.Sprintf("%s %s: base %s, current %s, change %s: %s", r.Group, r.Metric, b, cur, ch, v)
+		s.Cases = append(s.Cases, junitCase{Name: r.Group + " " + r.Metric, Classname: class, Time: "0",
+			Failure: &junitFailure{Message: text, Type: "regression", Text: text}})
+	}
+	for _, jc := range s.Cases {
+		s.Tests++
+		if jc.Failure != nil {
+			s.Failures++
+		}
+		if jc.Skipped != nil {
+			s.Skipped++
+		}
+	}
+	doc := junitSuites{Name: "mcpchaos compare", Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
 }

@@ -296,7 +296,7 @@ code { font-size: .85rem; }
 {{if .MixedWorkloads}}<p class="warn">These runs are of different workloads (or different versions of one workload file): their numbers measure different experiments.</p>{{end}}
 
 {{with .Verdict}}<section class="verdict{{if .Bad}} bad{{end}}">
-<h2>Verdict: <span class="{{if .Bad}}fail{{else}}pass{{end}}">{{.Headline}}</span></h2>
+<h2>Verdict: <span class="{{.Class}}">{{.Headline}}</span></h2>
 <p>Latest run #{{.N}} <code>{{.File}}</code>{{if .Labels}} ({{.Labels}}){{end}}: {{.Status}}.</p>
 <ul>
 <li>Thresholds: {{if .ThresholdsTotal}}{{if .ThresholdsFailed}}<span class="fail">{{len .ThresholdsFailed}} of {{.ThresholdsTotal}} failed</span>{{range .ThresholdsFailed}}<br><code>{{.Expr}}</code>: actual {{.Actual}}{{end}}{{else}}<span class="pass">all {{.ThresholdsTotal}} passed</span>{{end}}{{else}}<span class="muted">the workload sets none</span>{{end}}</li>

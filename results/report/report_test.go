@@ -87,8 +87,8 @@ func TestReportIsSelfContained(t *testing.T) {
 		"99.9%", // the percentile axis
 		"No samples: reconnect_latency, detection_delay",
 		`<code>probe.misattributed_errors == 0</code></td><td>3</td><td><span class="fail">FAIL`,
-		"Verdict: <span class=\"fail\">FAIL: 1 threshold failed", // the verdict first
-		"Run #1: demo, 2026-01-02 03:04:05Z",                     // oldest first
+		"Verdict: <span class=\"fail\">regressed: 1 threshold failed", // the verdict first, in compare's word
+		"Run #1: demo, 2026-01-02 03:04:05Z",                          // oldest first
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
@@ -170,5 +170,20 @@ func TestReportOfOneOldRun(t *testing.T) {
 	}
 	if strings.Contains(html, "Trends across runs") {
 		t.Error("trends for one run")
+	}
+}
+
+// The banner says compare's word: a latest run that did not complete could not run.
+func TestReportVerdictCouldNotRun(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	last := export(t, 2, start.Add(time.Hour))
+	last.Run.Error = "could not start: connection refused"
+	runs := []Run{{File: "a.json", Export: export(t, 1, start)}, {File: "b.json", Export: last}}
+	var buf bytes.Buffer
+	if err := Write(&buf, runs, Options{Generated: start}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `Verdict: <span class="fail">could not run: the latest run did not complete`; !strings.Contains(buf.String(), want) {
+		t.Errorf("the report lacks %q", want)
 	}
 }

@@ -15,6 +15,8 @@ import (
 // earlier good runs of its workload, and the hazards it found.
 type verdict struct {
 	Bad                  bool
+	Word                 string // the verdict word: compare's for the same runs
+	Class                string // its style: pass, muted (inconclusive), fail
 	Headline             string
 	N                    int
 	File, Labels, Status string
@@ -66,9 +68,10 @@ func verdictOf(runs []Run) verdict {
 			v.NotGood = append(v.NotGood, fmt.Sprintf("#%d %s: %s", i+1, r.File, results.RunStatus(r.Export)))
 		}
 	}
+	var c *compare.Comparison
 	if len(bases) > 0 && results.Good(e) {
 		v.Baselines = len(bases)
-		c := compare.Baseline(bases, results.Part{File: last.File, Export: e}, gate.DefaultTolerances())
+		c = compare.Baseline(bases, results.Part{File: last.File, Export: e}, gate.DefaultTolerances())
 		for _, r := range c.Rows {
 			if r.Verdict == compare.VerdictRegressed {
 				v.Regressions = append(v.Regressions, regressionText(r))
@@ -76,28 +79,49 @@ func verdictOf(runs []Run) verdict {
 		}
 	}
 	v.Hazards = hazardsOf(e)
-	var why []string
-	if !results.Good(e) {
-		why = append(why, "the latest run did not complete")
+	v.Word, v.Headline = headline(v, e, c)
+	v.Bad = v.Word == compare.OutcomeRegressed || v.Word == compare.OutcomeCouldNotRun
+	v.Class = map[string]string{compare.OutcomeOK: "pass", compare.OutcomeInconclusive: "muted"}[v.Word]
+	if v.Class == "" {
+		v.Class = "fail"
 	}
+	return v
+}
+
+// headline is the report's verdict: the word compare says for the same runs (ok, regressed,
+// inconclusive, could not run), and what it rests on. Without earlier good runs to compare
+// with, hazards outside control groups make it regressed, as nothing says they are not new.
+func headline(v verdict, e *results.Export, c *compare.Comparison) (word, text string) {
+	var why []string
 	if k := len(v.ThresholdsFailed); k > 0 {
 		why = append(why, words.Count(k, "threshold")+" failed")
 	}
 	if k := len(v.Regressions); k > 0 {
 		why = append(why, words.Count(k, "regression"))
 	}
-	for _, h := range v.Hazards {
-		if !h.Control {
-			why = append(why, "hazards found outside control groups")
-			break
+	if c == nil {
+		for _, h := range v.Hazards {
+			if !h.Control {
+				why = append(why, "hazards found outside control groups")
+				break
+			}
 		}
 	}
-	v.Bad = len(why) > 0
-	v.Headline = "pass"
-	if v.Bad {
-		v.Headline = "FAIL: " + strings.Join(why, ", ")
+	switch {
+	case e.Run.Error != "" || e.Run.Interrupted:
+		return compare.OutcomeCouldNotRun, "could not run: the latest run did not complete"
+	case e.Run.Aborted != "":
+		return compare.OutcomeRegressed, "regressed: the latest run was aborted by its own threshold"
+	case len(why) > 0:
+		return compare.OutcomeRegressed, "regressed: " + strings.Join(why, ", ")
+	case c != nil && c.Outcome != compare.OutcomeOK:
+		return c.Outcome, strings.TrimPrefix(c.Verdict(), "verdict: ")
+	case c != nil && c.Inconclusive > 0:
+		return compare.OutcomeOK, "ok: no regression; timing rows held back (the runner was starved), the server's latency judged by its floor"
+	case c == nil:
+		return compare.OutcomeOK, "ok: its thresholds held (no earlier good run to compare with)"
 	}
-	return v
+	return compare.OutcomeOK, "ok: no regression"
 }
 
 func regressionText(r compare.Row) string {
