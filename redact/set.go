@@ -2,7 +2,6 @@ package redact
 
 import (
 	"encoding/base64"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -80,8 +79,9 @@ func (s *Set) add(v string) {
 
 // AddHeader adds the values of extra request headers: each whole value, each of its words
 // ("Bearer TOKEN": the token too) and, for a word that is base64 of text (Basic credentials),
-// the text and its parts around ':' (the password).
-func (s *Set) AddHeader(h http.Header) {
+// the text and its parts around ':' (the password). h is an http.Header, or its map as
+// workloads.Target.ExpandHeaders returns it (workloads links no HTTP client).
+func (s *Set) AddHeader(h map[string][]string) {
 	defer s.index()
 	for _, vs := range h {
 		for _, v := range vs {

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"reflect"
+	"slices"
 	"time"
 )
 
@@ -13,7 +14,8 @@ func (w *Workload) Clone() *Workload {
 		return nil
 	}
 	c := deepCopy(reflect.ValueOf(w).Elem()).Interface().(Workload)
-	// deepCopy sees only exported fields; the unexported ones are copied here.
+	// deepCopy sees only exported fields; the unexported ones that hold references are copied
+	// here (TestCloneSeesEveryReference names any other).
 	if w.ttlOffsets != nil {
 		c.ttlOffsets = make([]*time.Duration, len(w.ttlOffsets))
 		for i, off := range w.ttlOffsets {
@@ -23,6 +25,7 @@ func (w *Workload) Clone() *Workload {
 			}
 		}
 	}
+	c.clientsWhere = slices.Clone(w.clientsWhere)
 	return &c
 }
 

@@ -87,6 +87,7 @@ func TestCloneSharesNothing(t *testing.T) {
 	d := time.Second
 	w.ttlOffsets = []*time.Duration{&d, nil}
 	w.decodedAs = "sha256:x"
+	w.clientsWhere = []string{"w.yaml:9:3"}
 	c := w.Clone()
 	if !reflect.DeepEqual(&w, c) {
 		t.Fatalf("the clone differs from the workload:\n%+v\n%+v", w, *c)
@@ -108,7 +109,7 @@ func TestCloneSharesNothing(t *testing.T) {
 }
 
 // Clone copies unexported fields as values; this holds it to the workload's types having none
-// that holds a reference, but for the one Clone copies itself.
+// that holds a reference, but for the ones Clone copies itself.
 func TestCloneSeesEveryReference(t *testing.T) {
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type, string)
@@ -129,7 +130,7 @@ func TestCloneSeesEveryReference(t *testing.T) {
 				switch k := f.Type.Kind(); {
 				case f.IsExported():
 					walk(f.Type, path+"."+f.Name)
-				case ty == reflect.TypeFor[Workload]() && f.Name == "ttlOffsets":
+				case ty == reflect.TypeFor[Workload]() && (f.Name == "ttlOffsets" || f.Name == "clientsWhere"):
 				case k == reflect.Pointer || k == reflect.Slice || k == reflect.Map || k == reflect.Interface ||
 					k == reflect.Chan || k == reflect.Func:
 					t.Errorf("%s.%s (%s) is unexported and holds a reference: Workload.Clone would share it; copy it in Clone", path, f.Name, f.Type)

@@ -26,8 +26,9 @@ var (
 		"github.com/mcpchaos/mcpchaos/metrics",
 		"github.com/mcpchaos/mcpchaos/redact",
 	}
-	// Standard packages that start processes or load code: nothing here may.
-	forbiddenStd = []string{"os/exec", "plugin"}
+	// Standard packages that start processes, load code or speak HTTP: nothing here may (a
+	// header is checked and expanded as a map; the engine makes it an http.Header).
+	forbiddenStd = []string{"os/exec", "plugin", "net/http", "crypto/tls"}
 )
 
 // depsVerdict says why pkg may not be linked by workloads, or "" when it may.
@@ -97,7 +98,7 @@ func TestDepsVerdict(t *testing.T) {
 		"github.com/mcpchaos/mcpchaos/steady", "github.com/mcpchaos/mcpchaos/refserver",
 		"github.com/mcpchaos/mcpchaos/metrics/prom", "github.com/Shopify/toxiproxy/v2",
 		"github.com/prometheus/client_golang/prometheus", "github.com/modelcontextprotocol/go-sdk/mcp",
-		"os/exec",
+		"os/exec", "net/http",
 	} {
 		if depsVerdict(pkg) == "" {
 			t.Errorf("%s is allowed; it runs something", pkg)

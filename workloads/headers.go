@@ -5,7 +5,7 @@ package workloads
 
 import (
 	"fmt"
-	"net/http"
+	"net/textproto"
 	"slices"
 	"strings"
 
@@ -34,10 +34,10 @@ func (d *decoder) headers(f *field) []Header {
 				d.errorf(mv, f.path, "a header name must be a plain word, e.g. Authorization")
 			case !validHeaderName(name):
 				d.errorf(mv.Key, path, "%q is not a valid header name; use letters, digits and - (e.g. X-Api-Key)", name)
-			case slices.Contains(managedHeaders, http.CanonicalHeaderKey(name)):
+			case slices.Contains(managedHeaders, textproto.CanonicalMIMEHeaderKey(name)):
 				d.errorf(mv.Key, path, "%s is set by mcpchaos itself on every request; remove it", name)
 			default:
-				return http.CanonicalHeaderKey(name), true
+				return textproto.CanonicalMIMEHeaderKey(name), true
 			}
 			return "", false
 		},
@@ -57,13 +57,13 @@ func ParseHeader(s string) (Header, error) {
 		return Header{}, fmt.Errorf("%q: write it as \"Name: value\", e.g. \"Authorization: Bearer ${MCP_TOKEN}\"", redactHeader(s))
 	case !validHeaderName(name):
 		return Header{}, fmt.Errorf("%q is not a valid header name; use letters, digits and - (e.g. X-Api-Key)", name)
-	case slices.Contains(managedHeaders, http.CanonicalHeaderKey(name)):
+	case slices.Contains(managedHeaders, textproto.CanonicalMIMEHeaderKey(name)):
 		return Header{}, fmt.Errorf("%s is set by mcpchaos itself on every request; remove it", name)
 	}
 	if msg := checkVars(value); msg != "" {
 		return Header{}, fmt.Errorf("%s: %s", name, msg)
 	}
-	return Header{Name: http.CanonicalHeaderKey(name), Value: value, Where: "--header " + name}, nil
+	return Header{Name: textproto.CanonicalMIMEHeaderKey(name), Value: value, Where: "--header " + name}, nil
 }
 
 // redactHeader shows no more of a malformed header flag than its first few characters: it may
@@ -76,9 +76,10 @@ func redactHeader(s string) string {
 }
 
 // ExpandHeaders returns the target's headers with every ${VAR} replaced by the variable's value
-// from lookup (os.LookupEnv). An error names the header and the variable, never a value.
-func (t Target) ExpandHeaders(lookup func(string) (string, bool)) (http.Header, error) {
-	h := http.Header{}
+// from lookup (os.LookupEnv), as an http.Header's map (this package links no HTTP client). An
+// error names the header and the variable, never a value.
+func (t Target) ExpandHeaders(lookup func(string) (string, bool)) (map[string][]string, error) {
+	h := map[string][]string{}
 	total := 0
 	for _, hd := range t.Headers {
 		v, missing := expandVars(hd.Value, lookup)
@@ -93,7 +94,8 @@ func (t Target) ExpandHeaders(lookup func(string) (string, bool)) (http.Header, 
 		if total += len(v); total > MaxSecretBytes {
 			return nil, fmt.Errorf("%s: target.headers.%s: %s (as expanded from the environment)", hd.Where, hd.Name, overBudget("header", total))
 		}
-		h.Add(hd.Name, v)
+		k := textproto.CanonicalMIMEHeaderKey(hd.Name) // as http.Header.Add keys it
+		h[k] = append(h[k], v)
 	}
 	return h, nil
 }

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +52,7 @@ func TestURLTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Get("Authorization") != "Bearer t0ken" || h.Get("X-Team") != "chaos" {
+	if hh := http.Header(h); hh.Get("Authorization") != "Bearer t0ken" || hh.Get("X-Team") != "chaos" {
 		t.Errorf("headers = %v", h)
 	}
 	_, err = tg.ExpandHeaders(func(string) (string, bool) { return "", false })

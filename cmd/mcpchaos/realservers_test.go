@@ -58,6 +58,18 @@ func mustContain(t *testing.T, out string, want ...string) {
 	}
 }
 
+// mustRow checks that the summary has a row label whose first column says value, whatever
+// the width of the label column.
+func mustRow(t *testing.T, out, label, value string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, label); ok && strings.HasPrefix(strings.TrimLeft(rest, " "), value) {
+			return
+		}
+	}
+	t.Errorf("the summary has no row %q saying %q:\n%s", label, value, out)
+}
+
 // writeWorkload writes a workload file against url and returns its path.
 func writeWorkload(t *testing.T, body string, url string) string {
 	t.Helper()
@@ -169,7 +181,7 @@ func TestRunEverythingServer(t *testing.T) {
 			t.Errorf("group %s: false_healthy_seconds %.1f not withheld (%q) though the server refuted the TTL", g.Name, g.FalseHealthySeconds, why)
 		}
 	}
-	mustContain(t, out, "false-healthy seconds         withheld (estimate refuted)")
+	mustRow(t, out, "false-healthy seconds", "withheld (estimate refuted)")
 }
 
 // mcp-go's default mode hands out ids it never checks: a made-up id is served as alive. The
@@ -198,8 +210,9 @@ func TestRunServesAnyIDWithheld(t *testing.T) {
 	if code != exitRuntime || exp == nil {
 		t.Fatalf("exit %d, want 1:\n%s", code, out)
 	}
-	mustContain(t, out, "the target serves any session id as live", "stale events applied          withheld (server serves any id)",
-		"false-healthy seconds         withheld (server serves any id)")
+	mustContain(t, out, "the target serves any session id as live")
+	mustRow(t, out, "stale events applied", "withheld (server serves any id)")
+	mustRow(t, out, "false-healthy seconds", "withheld (server serves any id)")
 	for _, g := range exp.Groups {
 		for _, m := range []string{"false_healthy_seconds", "stale_events_applied", "sessions_dead", "detection_delay"} {
 			if why := exp.Run.WithheldWhy(g.Name, m); why != results.ServesAnyID {

@@ -78,7 +78,7 @@ func shards(t testing.TB, n, samples int) ([]results.Part, *results.Export) {
 			t.Fatal(err)
 		}
 		e.Faults = []results.FaultAt{{Fault: "down", Proxy: "mcpchaos-naive", AddedAtS: 1, RemovedAtS: 2}}
-		e.Phases = []results.PhaseAt{{Phase: "active", StartS: 0, EndS: 4, Turns: map[string]int64{"probe": 10}, CallsNotMade: map[string]int64{"probe": 1}}, {Phase: "quiet", StartS: 4, EndS: 10}}
+		e.Phases = []results.PhaseAt{{Phase: "active", StartS: 0, EndS: 4, Turns: map[string]int64{"probe": 10}, CallsNotMade: map[string]int64{"probe": 1}, CallsNotStarted: map[string]int64{"probe": 1}}, {Phase: "quiet", StartS: 4, EndS: 10}}
 		e.Thresholds = []results.ThresholdResult{{Expr: "overall.drops < 1", Unit: gate.UnitCount, Actual: "x"}}
 		e.Timeline = &results.Timeline{IntervalS: 1}
 		for k := range 11 {
@@ -334,6 +334,7 @@ func fullShards(t *testing.T) []results.Part {
 		if i == 0 { // shard 0 runs the steady state and the rollbacks
 			e.SteadyState, e.Rollbacks = resultstest.WithSteady(e, true).SteadyState, resultstest.WithSteady(e, true).Rollbacks
 			e.SteadyState.Probes[0].Skipped = []results.ProbeSkip{{When: "after", Why: "the run was interrupted"}}
+			e.SteadyState.Probes[0].OmittedRuns, e.SteadyState.Probes[0].OmittedFailures = 5, 1 // past the runs an export keeps
 			e.Rollbacks[0].Command, e.Rollbacks[0].ExitStatus, e.Rollbacks[0].Output, e.Rollbacks[0].OutputTruncated, e.Rollbacks[0].Error = []string{"sh"}, &one, "x", true, "exit 1"
 		}
 		wait, waitS := 0.2, 0.25
