@@ -2,7 +2,6 @@ package results
 
 import (
 	"encoding/csv"
-	"encoding/xml"
 	"fmt"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"io"
@@ -113,55 +112,16 @@ func HGRMFiles(e *Export) map[string]Histogram {
 	return files
 }
 
-// JUnit XML, in the layout CI systems read (Jenkins, GitLab, GitHub test reporters).
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
-
 // WriteJUnit writes the thresholds as JUnit test cases, one per threshold, plus one case
 // "run completed as planned" that fails when the run was interrupted, aborted or hit an error,
 // so that CI sees a cut-short run even where every threshold held.
 func WriteJUnit(w io.Writer, e *Export) error {
 	class := "mcpchaos." + e.Run.Workload
-	s := junitSuite{
+	s := JUnitSuite{
 		Name:      "mcpchaos thresholds: " + e.Run.Workload,
 		Time:      strconv.FormatFloat(e.Run.End.Sub(e.Run.Start).Seconds(), 'f', 3, 64),
 		Timestamp: e.Run.Start.UTC().Format(time.RFC3339),
-		Properties: []junitProperty{
+		Properties: []JUnitProperty{
 			{"workload", e.Run.Workload},
 			{"workload_hash", e.Run.WorkloadHash},
 			{"tool_version", e.Run.ToolVersion},
@@ -169,29 +129,29 @@ func WriteJUnit(w io.Writer, e *Export) error {
 		},
 	}
 	if e.Run.ID != "" {
-		s.Properties = append(s.Properties, junitProperty{"run_id", e.Run.ID})
+		s.Properties = append(s.Properties, JUnitProperty{"run_id", e.Run.ID})
 	}
 	for _, k := range slices.Sorted(maps.Keys(e.Run.Labels)) { // run --label key=value, as label.key
-		s.Properties = append(s.Properties, junitProperty{"label." + k, e.Run.Labels[k]})
+		s.Properties = append(s.Properties, JUnitProperty{"label." + k, e.Run.Labels[k]})
 	}
 	if e.Generator != nil && e.Generator.Starved {
-		s.Properties = append(s.Properties, junitProperty{"generator_starved", e.Generator.Why()})
+		s.Properties = append(s.Properties, JUnitProperty{"generator_starved", e.Generator.Why()})
 	}
 	if c := e.Overall.Causes; c != nil && c.OwnErrors+c.CallsLate+c.SkippedWhileStarved > 0 { // causes.go
-		s.Properties = append(s.Properties, junitProperty{"tool_own_errors", fmt.Sprint(c.OwnErrors)},
-			junitProperty{"calls_not_made_on_time", fmt.Sprint(c.CallsLate + c.SkippedWhileStarved)})
+		s.Properties = append(s.Properties, JUnitProperty{"tool_own_errors", fmt.Sprint(c.OwnErrors)},
+			JUnitProperty{"calls_not_made_on_time", fmt.Sprint(c.CallsLate + c.SkippedWhileStarved)})
 	}
 	if why := e.OwnErrorsWhy(); why != "" {
-		s.Properties = append(s.Properties, junitProperty{"incomplete", why})
+		s.Properties = append(s.Properties, JUnitProperty{"incomplete", why})
 	}
 	if e.Run.Shard != nil {
-		s.Properties = append(s.Properties, junitProperty{"shard", e.Run.Shard.String()})
+		s.Properties = append(s.Properties, JUnitProperty{"shard", e.Run.Shard.String()})
 	}
 	if n := len(e.Run.MergedShards); n > 0 {
-		s.Properties = append(s.Properties, junitProperty{"merged_shards", strconv.Itoa(n)})
+		s.Properties = append(s.Properties, JUnitProperty{"merged_shards", strconv.Itoa(n)})
 	}
 	for _, r := range e.Thresholds {
-		c := junitCase{Name: r.Expr, Classname: class, Time: "0", SystemOut: "actual: " + r.Actual}
+		c := JUnitCase{Name: r.Expr, Classname: class, Time: "0", SystemOut: "actual: " + r.Actual}
 		if !r.Pass {
 			msg := fmt.Sprintf("%s failed: actual %s", r.Expr, r.Actual)
 			if r.Reason != "" {
@@ -200,34 +160,18 @@ func WriteJUnit(w io.Writer, e *Export) error {
 			if r.AbortedRun {
 				msg += "; it aborted the run"
 			}
-			c.Failure = &junitFailure{Message: msg, Type: "threshold", Text: msg}
+			c.Failure = &JUnitFailure{Message: msg, Type: "threshold", Text: msg}
 		}
 		s.Cases = append(s.Cases, c)
 	}
 	s.Cases = append(s.Cases, steadyCases(e, class)...) // steady_junit.go
-	run := junitCase{Name: "run completed as planned", Classname: class, Time: s.Time}
+	run := JUnitCase{Name: "run completed as planned", Classname: class, Time: s.Time}
 	if why := notAsPlanned(e); why != "" { // status.go
 		msg := "the run did not complete as planned: " + why
-		run.Failure = &junitFailure{Message: msg, Type: "run", Text: msg}
+		run.Failure = &JUnitFailure{Message: msg, Type: "run", Text: msg}
 	}
 	s.Cases = append(s.Cases, run)
-	for _, c := range s.Cases {
-		s.Tests++
-		if c.Failure != nil {
-			s.Failures++
-		}
-	}
-	doc := junitSuites{Name: "mcpchaos", Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return WriteJUnitSuite(w, "mcpchaos", s)
 }
 
 // CompanionPaths are where the companions of the JSON export at jsonPath go: beside it, named

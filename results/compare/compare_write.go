@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
@@ -265,67 +264,25 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// JUnit XML, in the layout CI systems read (as results.WriteJUnit writes a run's).
-type (
-	junitSuites struct {
-		XMLName  xml.Name     `xml:"testsuites"`
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Suites   []junitSuite `xml:"testsuite"`
-	}
-	junitSuite struct {
-		Name       string          `xml:"name,attr"`
-		Tests      int             `xml:"tests,attr"`
-		Failures   int             `xml:"failures,attr"`
-		Errors     int             `xml:"errors,attr"`
-		Skipped    int             `xml:"skipped,attr"`
-		Time       string          `xml:"time,attr"`
-		Timestamp  string          `xml:"timestamp,attr"`
-		Properties []junitProperty `xml:"properties>property"`
-		Cases      []junitCase     `xml:"testcase"`
-	}
-	junitProperty struct {
-		Name  string `xml:"name,attr"`
-		Value string `xml:"value,attr"`
-	}
-	junitCase struct {
-		Name      string        `xml:"name,attr"`
-		Classname string        `xml:"classname,attr"`
-		Time      string        `xml:"time,attr"`
-		Failure   *junitFailure `xml:"failure,omitempty"`
-		Skipped   *junitSkipped `xml:"skipped,omitempty"`
-		SystemOut string        `xml:"system-out,omitempty"`
-	}
-	junitFailure struct {
-		Message string `xml:"message,attr"`
-		Type    string `xml:"type,attr"`
-		Text    string `xml:",chardata"`
-	}
-	junitSkipped struct {
-		Message string `xml:"message,attr"`
-	}
-)
-
 // WriteJUnit writes the comparison as JUnit: a test case "compare verdict" that
 // fails when the verdict is regressed or could not run and is skipped when it is inconclusive
 // (its message says the verdict word and why), and a failing case per regressed row, so that
 // a CI's test report shows what the job's status shows.
 func WriteJUnit(w io.Writer, c *Comparison) error {
 	class := "mcpchaos.compare." + c.Current.Workload
-	s := junitSuite{Name: "mcpchaos compare: " + c.Current.Workload, Time: "0",
+	s := results.JUnitSuite{Name: "mcpchaos compare: " + c.Current.Workload, Time: "0",
 		Timestamp:  c.Current.Start.UTC().Format(time.RFC3339),
-		Properties: []junitProperty{{"verdict", c.Outcome}, {"baselines", fmt.Sprint(len(c.Baselines))}}}
+		Properties: []results.JUnitProperty{{Name: "verdict", Value: c.Outcome}, {Name: "baselines", Value: fmt.Sprint(len(c.Baselines))}}}
 	msg := c.Verdict()
 	if c.CurrentRun != "" {
 		msg += "; " + c.CurrentRun
 	}
-	verdict := junitCase{Name: "compare verdict", Classname: class, Time: "0", SystemOut: msg}
+	verdict := results.JUnitCase{Name: "compare verdict", Classname: class, Time: "0", SystemOut: msg}
 	switch c.Outcome {
 	case OutcomeRegressed, OutcomeCouldNotRun:
-		verdict.Failure = &junitFailure{Message: msg, Type: c.Outcome, Text: strings.Join(append([]string{msg}, c.Findings...), "\n")}
+		verdict.Failure = &results.JUnitFailure{Message: msg, Type: c.Outcome, Text: strings.Join(append([]string{msg}, c.Findings...), "\n")}
 	case OutcomeInconclusive:
-		verdict.Skipped = &junitSkipped{Message: msg + ": " + strings.Join(c.Starved, "; ")}
+		verdict.Skipped = &results.JUnitSkipped{Message: msg + ": " + strings.Join(c.Starved, "; ")}
 	}
 	s.Cases = append(s.Cases, verdict)
 	for _, r := range c.Rows {
@@ -334,27 +291,8 @@ func WriteJUnit(w io.Writer, c *Comparison) error {
 		}
 		b, cur, ch, v := r.cells()
 		text := fmt.Sprintf("%s %s: base %s, current %s, change %s: %s", r.Group, r.Metric, b, cur, ch, v)
-		s.Cases = append(s.Cases, junitCase{Name: r.Group + " " + r.Metric, Classname: class, Time: "0",
-			Failure: &junitFailure{Message: text, Type: "regression", Text: text}})
+		s.Cases = append(s.Cases, results.JUnitCase{Name: r.Group + " " + r.Metric, Classname: class, Time: "0",
+			Failure: &results.JUnitFailure{Message: text, Type: "regression", Text: text}})
 	}
-	for _, jc := range s.Cases {
-		s.Tests++
-		if jc.Failure != nil {
-			s.Failures++
-		}
-		if jc.Skipped != nil {
-			s.Skipped++
-		}
-	}
-	doc := junitSuites{Name: "mcpchaos compare", Tests: s.Tests, Failures: s.Failures, Suites: []junitSuite{s}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return results.WriteJUnitSuite(w, "mcpchaos compare", s)
 }

@@ -132,7 +132,7 @@ func TestCompareVerdictWords(t *testing.T) {
 	if !strings.HasPrefix(md.String(), "### mcpchaos compare: Could not run") || strings.Contains(md.String(), "Regressed") {
 		t.Errorf("markdown:\n%s", md.String())
 	}
-	var doc junitSuites
+	var doc results.JUnitSuites
 	if err := xml.Unmarshal(ju.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestCompareVerdictWords(t *testing.T) {
 	if err := WriteJUnit(&ju, c); err != nil {
 		t.Fatal(err)
 	}
-	doc = junitSuites{}
+	doc = results.JUnitSuites{}
 	if err := xml.Unmarshal(ju.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
