@@ -107,7 +107,7 @@ func TestRunDualGenerationPeers(t *testing.T) {
 			if !slices.Contains(exp.Run.NotObservable["g"], "notifications_lost") {
 				t.Errorf("the server numbers no notifications, yet notifications_lost is observable: %v", exp.Run.NotObservable)
 			}
-			mustContain(t, out, "notifications lost            not observable")
+			mustRow(t, out, "notifications lost", "not observable")
 
 			w = listenWorkload(t, url, args)
 			out, _, exp = cli(t, "run", w)

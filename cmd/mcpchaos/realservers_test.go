@@ -149,7 +149,7 @@ groups:
 			t.Errorf("%s is not marked not applicable: %v", m, exp.Run.Withheld)
 		}
 	}
-	mustContain(t, out, "sessions started              n/a")
+	mustRow(t, out, "sessions started", "n/a")
 	if !slices.Contains(exp.Run.NotObservable["probe"], "calls_run_twice") {
 		t.Errorf("calls_run_twice is not listed as not observable on a server by URL: %v", exp.Run.NotObservable)
 	}
