@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 	// The tests that run the command in this process, not through main: embedded Toxiproxy's
 	// bandwidth toxic logs through zerolog's global logger, which main silences.
 	zlog.Logger = zerolog.Nop()
-	testscript.Main(m, map[string]func(){"mcpchaos": main})
+	testscript.Main(m, map[string]func(){"mcpchaos": main, "peakrss": peakRSS})
 }
 
 func TestScripts(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -31,6 +32,8 @@ func cmdSecretSizes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	bin, err := lookPath(ts, "mcpchaos")
 	ts.Check(err)
+	launcher, err := lookPath(ts, "peakrss")
+	ts.Check(err)
 	seed := rand.Uint64()
 	ts.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 30))
@@ -44,9 +47,10 @@ func cmdSecretSizes(ts *testscript.TestScript, neg bool, args []string) {
 		if args[0] == "run" {
 			argv = []string{"run", "w.yaml", "--target", "http://127.0.0.1:1/mcp", "--header", "X-Big: ${BIG_VALUE}", "--progress", "off", "--out", "r.json"}
 		}
-		cmd := exec.Command(bin, argv...)
+		rssFile := filepath.Join(ts.Getenv("WORK"), "peak-rss")
+		cmd := exec.Command(launcher, append([]string{bin}, argv...)...)
 		cmd.Dir = ts.Getenv("WORK")
-		cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("WORK"), "TMPDIR=" + ts.Getenv("WORK"), "BIG_VALUE=" + value}
+		cmd.Env = []string{"PATH=" + ts.Getenv("PATH"), "HOME=" + ts.Getenv("WORK"), "TMPDIR=" + ts.Getenv("WORK"), "BIG_VALUE=" + value, "PEAKRSS_OUT=" + rssFile}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -54,7 +58,11 @@ func cmdSecretSizes(ts *testscript.TestScript, neg bool, args []string) {
 		if err != nil && !errors.As(err, &ee) {
 			ts.Fatalf("%s: %v", args[0], err)
 		}
-		rss := int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) << 10 // KiB on Linux
+		kib, err := os.ReadFile(rssFile)
+		ts.Check(err)
+		rss, err := strconv.ParseInt(string(kib), 10, 64)
+		ts.Check(err)
+		rss <<= 10
 		code := cmd.ProcessState.ExitCode()
 		ts.Logf("%s: header value of %d bytes: exit %d, peak RSS %d MiB", args[0], len(value), code, rss>>20)
 		switch {
@@ -66,6 +74,28 @@ func cmdSecretSizes(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s with a header value of %d bytes: exit %d, want 1 (the target refuses connections):\n%s", args[0], len(value), code, stderr.String())
 		}
 	}
+}
+
+// peakRSS (the script command peakrss PROG ARGS...) runs PROG and writes its peak RSS in KiB,
+// from wait4, to $PEAKRSS_OUT, then exits with PROG's status. It is a fresh, small process of
+// its own: Linux counts the parent's memory in the peak of a child started by vfork (as Go
+// starts commands) until the child execs, so a command started straight from this test binary,
+// grown to hundreds of MiB by the tests before it, would report the test binary's size.
+func peakRSS() {
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		fmt.Fprintln(os.Stderr, "peakrss:", err)
+		os.Exit(127)
+	}
+	kib := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+	if err := os.WriteFile(os.Getenv("PEAKRSS_OUT"), []byte(strconv.FormatInt(kib, 10)), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "peakrss:", err)
+		os.Exit(127)
+	}
+	os.Exit(cmd.ProcessState.ExitCode())
 }
 
 // secretValue is a header value of n bytes: a "Bearer " prefix, then printable text with a
