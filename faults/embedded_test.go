@@ -225,6 +225,13 @@ func TestCloseLeavesNoListener(t *testing.T) {
 func TestResetPeerResetsNewConnections(t *testing.T) {
 	upstream, _ := echoServer(t)
 	inj, listen := newProxy(t, upstream)
+	checkResetPeer(t, inj, listen)
+}
+
+// checkResetPeer adds reset_peer to proxy "p" of inj and checks Toxiproxy's documented
+// behaviour: a connection opened after it is reset, one opened before it is closed plainly.
+func checkResetPeer(t *testing.T, inj Injector, listen string) {
+	t.Helper()
 	old := dial(t, listen)
 	oldR := bufio.NewReader(old)
 	roundTrip(t, old, oldR)

@@ -3,12 +3,10 @@ package faults
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"os"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -37,21 +35,7 @@ func TestShieldedResetPeerResetsNewConnections(t *testing.T) {
 	upstream, _ := echoServer(t)
 	inj, listen := newShielded(t, upstream)
 	ctx := context.Background()
-	old := dial(t, listen)
-	oldR := bufio.NewReader(old)
-	roundTrip(t, old, oldR)
-	if err := inj.AddToxic(ctx, "p", Toxic{Name: "rst", Type: "reset_peer"}); err != nil {
-		t.Fatal(err)
-	}
-	fresh := dial(t, listen)
-	io.WriteString(fresh, "ping\n")
-	if err := waitEOF(fresh); !errors.Is(err, syscall.ECONNRESET) {
-		t.Fatalf("new connection: %v, want connection reset", err)
-	}
-	io.WriteString(old, "ping\n")
-	if err := waitEOF(oldR); !errors.Is(err, io.EOF) {
-		t.Fatalf("connection opened before reset_peer: %v, want a plain EOF", err)
-	}
+	checkResetPeer(t, inj, listen)
 	if err := inj.RemoveToxic(ctx, "p", "rst"); err != nil {
 		t.Fatal(err)
 	}
