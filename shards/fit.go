@@ -158,3 +158,21 @@ func share(cpus, procs int) string {
 		return fmt.Sprintf("1/%d", (procs+cpus-1)/cpus)
 	}
 }
+
+// ServersFor is how many reference server processes a sharded run of clients sessions against
+// the built-in target needs on m: each process holds a descriptor for every session's GET
+// stream and, in a burst of late calls, up to one more for its POST, so one holds at most
+// (descriptors - serverSpareFDs) / 2 sessions. Measured (docs/performance.md): 19,000 sessions
+// against one process of 20,000 descriptors refused connections (accept: too many open files)
+// in 2 of 3 runs, and the clients' calls timed out behind the accept back-off.
+func ServersFor(clients int, m Machine) int {
+	if m.Descriptors <= serverSpareFDs {
+		return 1
+	}
+	per := int((m.Descriptors - serverSpareFDs) / 2)
+	return max(1, (clients+per-1)/per)
+}
+
+// serverSpareFDs are a reference server process's descriptors besides its sessions': its
+// listener, its metrics, the runtime's.
+const serverSpareFDs = 256

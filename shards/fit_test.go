@@ -83,3 +83,17 @@ func TestThisMachine(t *testing.T) {
 		t.Errorf("%+v", m)
 	}
 }
+
+// One reference server process holds a stream and a pooled POST a session within its
+// descriptors: 19,000 sessions need two processes at 20,000 descriptors, fewer need one.
+func TestServersFor(t *testing.T) {
+	for _, c := range []struct {
+		clients int
+		fds     uint64
+		want    int
+	}{{19000, 20000, 2}, {9000, 20000, 1}, {50000, 20000, 6}, {100, 0, 1}, {100, 100, 1}, {19000, 1 << 20, 1}} {
+		if got := ServersFor(c.clients, Machine{Descriptors: c.fds}); got != c.want {
+			t.Errorf("ServersFor(%d, %d descriptors) = %d, want %d", c.clients, c.fds, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -13,9 +14,10 @@ import (
 )
 
 // startServe starts `mcpchaos serve --from WORKLOAD` on a loopback port and returns its URL
-// and a function that stops it (by its PID): SIGTERM, then SIGKILL after childGrace.
-func startServe(bin, workload string, stderr io.Writer) (string, func(), error) {
-	srv := exec.Command(bin, "serve", "--from", workload, "--addr", "127.0.0.1:0")
+// and a function that stops it (by its PID): SIGTERM, then SIGKILL after childGrace. It holds
+// at most maxSessions sessions (0: no cap).
+func startServe(bin, workload string, maxSessions int, stderr io.Writer) (string, func(), error) {
+	srv := exec.Command(bin, "serve", "--from", workload, "--addr", "127.0.0.1:0", "--max-sessions", strconv.Itoa(maxSessions))
 	srv.Stderr = stderr
 	srv.SysProcAttr = childAttr()
 	out, err := srv.StdoutPipe()

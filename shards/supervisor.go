@@ -47,8 +47,17 @@ type Config struct {
 	// Serve starts one reference server process (`mcpchaos serve --from WORKLOAD`) and points
 	// every shard at it: the built-in target shared as a fleet would meet it.
 	Serve bool
-	Args  []string  // more `run` flags for every shard (target, groups, thresholds, labels)
-	Log   io.Writer // the children's stderr lines other than status lines, prefixed "shard I: "
+	// Servers is how many reference server processes Serve starts (0: one), each with the
+	// workload's server: shard i is pointed at server i mod Servers. A session lives in one
+	// shard, so it meets one server all its life; several are for the server's descriptors
+	// (ServersFor).
+	Servers int
+	// ServeMaxSessions is that server's session cap: the workload's max_sessions, 0 for none,
+	// as the in-process built-in target has. Passed as --max-sessions because a standalone
+	// serve otherwise caps at its own default (10,000), which a 19,000-session run outgrows.
+	ServeMaxSessions int
+	Args             []string  // more `run` flags for every shard (target, groups, thresholds, labels)
+	Log              io.Writer // the children's stderr lines other than status lines, prefixed "shard I: "
 }
 
 // Supervisor is the processes of one sharded run: its shards and the reference server.
@@ -56,7 +65,7 @@ type Supervisor struct {
 	cfg       Config
 	mu        sync.Mutex
 	shards    []*proc
-	serve     func()
+	serve     []func() // stops each reference server process started
 	serveOnce sync.Once
 	unforward func() bool
 }
@@ -75,21 +84,24 @@ func New(cfg Config) *Supervisor {
 // and export. An interrupt while starting stops it starting more; ErrInterrupted when it came
 // before any shard. Close must be called in every case.
 func (s *Supervisor) Start(ctx context.Context) error {
-	args := s.cfg.Args
+	var targets []string
 	if s.cfg.Serve {
-		url, stop, err := startServe(s.cfg.Binary, s.cfg.Workload, s.cfg.Log)
-		if err != nil {
-			return err
+		for range max(s.cfg.Servers, 1) {
+			url, stop, err := startServe(s.cfg.Binary, s.cfg.Workload, s.cfg.ServeMaxSessions, s.cfg.Log)
+			if err != nil {
+				s.Close()
+				return err
+			}
+			s.mu.Lock()
+			s.serve = append(s.serve, stop)
+			s.mu.Unlock()
+			targets = append(targets, url)
 		}
-		s.mu.Lock()
-		s.serve = stop
-		s.mu.Unlock()
-		args = append([]string{"--target", url}, args...)
 	}
 	if ctx.Err() != nil {
 		return ErrInterrupted
 	}
-	if err := s.startShards(ctx, args); err != nil {
+	if err := s.startShards(ctx, targets); err != nil {
 		return err
 	}
 	stop := context.AfterFunc(ctx, func() { s.Signal(syscall.SIGINT) })
@@ -99,9 +111,10 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	return nil
 }
 
-// startShards starts shard processes 0..n-1; an interrupt stops it starting more (the ones
-// started are signalled once Start has returned).
-func (s *Supervisor) startShards(ctx context.Context, extra []string) error {
+// startShards starts shard processes 0..n-1, shard i against targets[i % len(targets)] when
+// there are reference servers; an interrupt stops it starting more (the ones started are
+// signalled once Start has returned).
+func (s *Supervisor) startShards(ctx context.Context, targets []string) error {
 	n := s.cfg.Count
 	for i := range n {
 		if ctx.Err() != nil {
@@ -120,7 +133,10 @@ func (s *Supervisor) startShards(ctx context.Context, extra []string) error {
 		args := append([]string{"run", s.cfg.Workload,
 			"--shard", fmt.Sprintf("%d/%d", i, n),
 			"--start-at", s.cfg.Start.Format(time.RFC3339Nano),
-			"--out", file, "--progress", "json", "--quiet", "--formats", "none"}, extra...)
+			"--out", file, "--progress", "json", "--quiet", "--formats", "none"}, s.cfg.Args...)
+		if len(targets) > 0 {
+			args = append(args, "--target", targets[i%len(targets)])
+		}
 		p, err := startProc(s.cfg.Binary, args, i, file, s.cfg.Log)
 		if err != nil {
 			s.Signal(syscall.SIGTERM)
@@ -165,9 +181,11 @@ func (s *Supervisor) Close() {
 	if unforward != nil {
 		unforward()
 	}
-	if stop != nil {
-		s.serveOnce.Do(stop)
-	}
+	s.serveOnce.Do(func() {
+		for _, f := range stop {
+			f()
+		}
+	})
 }
 
 // Abandon is a second signal: each shard gets SIGINT again (removing the proxies it made on an

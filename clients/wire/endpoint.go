@@ -52,12 +52,20 @@ type Endpoint struct {
 // NewTransport returns an HTTP/1.1 transport sized for many sessions to one host: every held
 // session keeps one connection for its GET stream and borrows pooled ones for POSTs. Buffers
 // are small because MCP messages here are small, and each held stream pays for them.
+//
+// At most maxIdle POST connections wait idle in the pool, whatever maxConns is: a server holds
+// a descriptor for each, on top of one per held stream, and a pool sized by the sessions held
+// (19,000 sessions calling once a minute left as many idle connections open after a burst of
+// late calls) took the reference server past its 20,000 descriptors. Requests in flight are
+// not capped: a busy workload reuses what it returns at once, and the pool only closes what
+// a burst left over.
 func NewTransport(maxConns int) *http.Transport {
+	idle := min(maxConns, maxIdle)
 	return &http.Transport{
 		Proxy:                  nil, // loopback proxies are in the URL; never an environment proxy
 		DialContext:            (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:           maxConns,
-		MaxIdleConnsPerHost:    maxConns,
+		MaxIdleConns:           idle,
+		MaxIdleConnsPerHost:    idle,
 		IdleConnTimeout:        90 * time.Second,
 		ResponseHeaderTimeout:  0, // per request, through its context
 		MaxResponseHeaderBytes: MaxHeaderBytes,
@@ -67,6 +75,9 @@ func NewTransport(maxConns int) *http.Transport {
 		ForceAttemptHTTP2:      false,
 	}
 }
+
+// maxIdle caps the idle pooled connections of one transport (NewTransport).
+const maxIdle = 128
 
 // MaxHeaderBytes caps a response's header block, on pooled connections and held streams alike.
 const MaxHeaderBytes = 64 << 10

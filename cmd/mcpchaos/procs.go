@@ -72,8 +72,8 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	}
 	sup := shards.New(shards.Config{
 		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start,
-		Serve: serve,
-		Args:  shardArgs(fl), Log: stderr,
+		Serve: serve, ServeMaxSessions: serveCap(w), Servers: shards.ServersFor(w.Clients(), shards.ThisMachine()),
+		Args: shardArgs(fl), Log: stderr,
 	})
 	procsSecondSignal.Store(sup)
 	defer procsSecondSignal.Store(nil)
@@ -196,4 +196,13 @@ func selfPath() (string, error) {
 		}
 	}
 	return os.Executable()
+}
+
+// serveCap is the session cap of the reference server a sharded run shares: the workload's
+// max_sessions, else none, as the in-process built-in target has.
+func serveCap(w *workloads.Workload) int {
+	if w.Target.Builtin == nil {
+		return 0
+	}
+	return w.Target.Builtin.MaxSessions
 }

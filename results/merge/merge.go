@@ -163,6 +163,18 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ", ")
 }
 
+// mergeTargets names the shards' targets, each once in shard order: one URL, or several when
+// a sharded run served the built-in target from several processes (shards.ServersFor).
+func mergeTargets(parts []results.Part) string {
+	var ts []string
+	for _, p := range parts {
+		if t := p.Export.Run.Target; !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	return strings.Join(ts, ", ")
+}
+
 // mergeRun is the merged run's metadata: the earliest start and latest end, every shard's
 // notes, labels and proxies, their problems by shard, and each shard's record in MergedShards.
 func mergeRun(parts []results.Part) results.Run {
@@ -174,7 +186,7 @@ func mergeRun(parts []results.Part) results.Run {
 		Workload:       f.Workload,
 		WorkloadSource: f.WorkloadSource,
 		WorkloadHash:   f.WorkloadHash,
-		Target:         f.Target,
+		Target:         mergeTargets(parts),
 		Start:          f.Start,
 		End:            f.End,
 		PlannedSeconds: f.PlannedSeconds,

@@ -470,3 +470,18 @@ func TestMergeTopologyDiffers(t *testing.T) {
 		})
 	}
 }
+
+// A sharded run of the built-in target served from two processes names both, each once.
+func TestMergeNamesEveryTarget(t *testing.T) {
+	parts, _ := shards(t, 3, 50)
+	for i := range parts {
+		parts[i].Export.Run.Target = []string{"http://127.0.0.1:1/mcp", "http://127.0.0.1:2/mcp"}[i%2]
+	}
+	m, err := Merge(parts, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://127.0.0.1:1/mcp, http://127.0.0.1:2/mcp"; m.Run.Target != want {
+		t.Errorf("merged target %q, want %q", m.Run.Target, want)
+	}
+}
