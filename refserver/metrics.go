@@ -128,6 +128,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter("sessions_deleted_total", st.SessionsDeleted)
 	counter("sessions_expired_total", st.SessionsExpired)
 	counter("sessions_refused_total", st.SessionsRefused)
+	counter("wrong_era_requests_total", st.WrongEra)
 	gauge("max_sessions", int64(c.inst.config().MaxSessions))
 	gauge("streams_open", st.StreamsOpen)
 	gauge("event_logs", z.Logs)
