@@ -125,6 +125,17 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 
 func (f *Fleet) dead(status int) bool { return slices.Contains(f.cfg.DeadStatuses, status) }
 
+// deadReply says whether rep means a dead session: its status is a dead one and its body does
+// not say the server speaks another protocol era (a 404 carrying -32601 is an unknown method,
+// wire.Reply.WrongEra). Such a reply is counted (metrics.WrongEraRequests), never as a death.
+func (f *Fleet) deadReply(rep *wire.Reply) bool {
+	if rep.WrongEra() {
+		f.rec.Inc(metrics.WrongEraRequests)
+		return false
+	}
+	return f.dead(rep.Status)
+}
+
 // served tells a learning Truth that the server answered a session-scoped POST of the session
 // with a success.
 func (f *Fleet) served(s *wire.Session) {
