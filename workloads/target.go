@@ -249,7 +249,9 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 	b.RetentionEvents = int(m.intIn("retention_events", defaultRetentionEvents, 1, maxRetentionEvents))
 	b.GetValidation = m.oneOf("get_validation", getValidation)
 	b.TTLMode = d.ttlMode(m)
-	b.Era = m.oneOf("era", eras)
+	if m.field("era") != nil { // absent: "", the server's default (both eras)
+		b.Era = m.oneOf("era", eras)
+	}
 	b.DeadStatus = int(m.intIn("dead_status", defaultDeadStatus, 100, 599))
 	b.DeadBody = m.str("dead_body", defaultDeadBody)
 	b.UnknownCursorStatus = defaultUnknownCursorStatus
