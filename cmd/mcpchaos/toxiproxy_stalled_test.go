@@ -65,15 +65,19 @@ func frozenToxiproxy(t *testing.T) (string, int) {
 	}
 	_, port, _ := net.SplitHostPort(l.Addr().String())
 	l.Close()
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", port)
+	// The kernel kills it (SIGKILL) if this process dies before the clean-up below: a test
+	// binary killed at its timeout, or its process group sent SIGTERM while the server is
+	// frozen, left it behind stopped, with init as its parent.
+	var cmd *exec.Cmd
 	for i := 0; ; i++ { // busy (ETXTBSY) or missing while another job re-installs it: retry
+		cmd = exec.Command(bin, "-host", "127.0.0.1", "-port", port)
+		cmd.SysProcAttr = toxiproxytest.ChildAttr()
 		if err = cmd.Start(); err == nil {
 			break
 		} else if i == 50 {
 			t.Fatal(err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		cmd = exec.Command(bin, "-host", "127.0.0.1", "-port", port)
 	}
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {

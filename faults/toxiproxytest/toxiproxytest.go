@@ -115,6 +115,7 @@ func start(t interface{ Cleanup(func()) }, bin string) (string, error) {
 	var logs bytes.Buffer
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", port)
 	cmd.Stdout, cmd.Stderr = &syncWriter{w: &logs}, &syncWriter{w: &logs}
+	cmd.SysProcAttr = ChildAttr() // ended with this process, even if its clean-up never runs
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
