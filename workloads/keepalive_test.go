@@ -82,3 +82,27 @@ func TestKeepaliveValidate(t *testing.T) {
 		t.Errorf("Validate of shape pong: %v", err)
 	}
 }
+
+// The keep-alive examples load, with the shape, interval and idle cutoff their comments say.
+func TestKeepaliveExamples(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		every  time.Duration
+		cutoff int64 // ms
+	}{
+		{"examples/keepalive-libraries.yaml", time.Second, 2000},
+		{"examples/idle-cutoff-300s.yaml", 30 * time.Second, 300_000},
+	} {
+		w, err := Load(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := w.Target.Builtin
+		if b.KeepaliveShape != vocab.KeepaliveComment || b.Keepalive != tc.every || b.NotifyInterval != 0 {
+			t.Errorf("%s: keepalive %q every %s, notify_interval %s", tc.file, b.KeepaliveShape, b.Keepalive, b.NotifyInterval)
+		}
+		if len(w.Faults) != 1 || w.Faults[0].Toxic != "idle_timeout" || w.Faults[0].Attributes["timeout"] != tc.cutoff || w.Faults[0].For != 0 {
+			t.Errorf("%s: faults %+v, want one idle_timeout of %d ms for the whole run", tc.file, w.Faults, tc.cutoff)
+		}
+	}
+}
