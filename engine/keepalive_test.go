@@ -34,8 +34,10 @@ faults:
 }
 
 // A server that sends no keep-alive loses its idle GET streams to the cutoff: every client
-// of both groups sees its stream dropped. The same server sending a `: ping` comment every
-// 50 ms (twenty within the cutoff, a margin no busy machine eats) keeps every stream: no drop.
+// of both groups sees its stream dropped. The same server sending a keep-alive every 50 ms
+// (twenty within the cutoff, a margin no busy machine eats) keeps every stream, whatever its
+// shape: no drop, and the Go SDK's client takes a named event and a message without id: in
+// its stride (its calls go on, its stream stays).
 func TestKeepaliveShapeBehindIdleCutoff(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -44,6 +46,8 @@ func TestKeepaliveShapeBehindIdleCutoff(t *testing.T) {
 	}{
 		{"none", true},
 		{"{shape: comment, every: 50ms}", false},
+		{"{shape: event, every: 50ms}", false}, // the Go SDK reads the named event and goes on
+		{"{shape: no-id, every: 50ms}", false}, // and a message without id:
 	} {
 		t.Run(tc.ka, func(t *testing.T) {
 			t.Parallel()
