@@ -64,7 +64,8 @@ func (c Config) validateKeepalive() error {
 	return nil
 }
 
-// writeKeepalive writes one keep-alive (written bytes, held by the server, never per event).
+// writeKeepalive writes one keep-alive: ka is the server's, built once from its shape (nil, for
+// none, writes nothing).
 func writeKeepalive(w io.Writer, ka []byte) error {
 	if ka == nil {
 		return nil
