@@ -443,6 +443,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		UnknownCursorStatus: b.UnknownCursorStatus,
 		NotifyInterval:      b.NotifyInterval,
 		Keepalive:           b.Keepalive,
+		KeepaliveShape:      b.KeepaliveShape,
 		Retry:               b.Retry,
 		PostResponse:        b.PostResponse,
 		MaxSessions:         b.MaxSessions,

@@ -69,10 +69,15 @@ type Config struct {
 	// notifications/message on its GET stream (logged, and pushed to the open
 	// stream if any). 0 means off.
 	NotifyInterval time.Duration
-	// Keepalive: every interval each open GET stream gets a `: keepalive`
-	// comment. 0 (the default) means off, which is what exposes streams to
-	// load-balancer idle timeouts.
+	// Keepalive: every interval each open stream gets one keep-alive of
+	// KeepaliveShape. 0 (the default) means off, which is what exposes streams
+	// to load-balancer idle timeouts.
 	Keepalive time.Duration
+	// KeepaliveShape is what a keep-alive looks like on the wire (keepalive.go):
+	// KeepaliveComment (`: ping`, the default when Keepalive is set),
+	// KeepaliveEvent, KeepaliveNoID, or KeepaliveNone (nothing, whatever the
+	// interval).
+	KeepaliveShape string
 	// Retry, if > 0, is sent as `retry: <ms>` with the priming event of every
 	// SSE stream.
 	Retry time.Duration
@@ -179,6 +184,9 @@ func (c Config) Validate() error {
 	}
 	if c.UnknownCursorStatus != -1 && (c.UnknownCursorStatus < 200 || c.UnknownCursorStatus > 599) {
 		errs = append(errs, fmt.Errorf("unknown cursor status %d: want an HTTP status or -1", c.UnknownCursorStatus))
+	}
+	if err := c.validateKeepalive(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("target config: %w", err)

@@ -17,6 +17,10 @@
 //     checked first and the replay tells the truth;
 //   - the status and body for a dead session, and for an unknown cursor, are
 //     configurable, as real servers disagree about them.
+//   - what an open stream gets when there is nothing to say is configurable
+//     too (keepalive.go): nothing, an SSE comment, a named `event: ping`, or a
+//     data event without id:, as real servers differ there and clients treat
+//     each differently behind an idle cutoff.
 //
 // The server knows the exact moment each session died ([Server.DeathTime]),
 // which lets mcpchaos measure detection delay exactly against it.

@@ -251,7 +251,7 @@ func (c *client) get(lastEventID string, extra ...string) *http.Response {
 // sseEvent is one parsed SSE event, or a comment.
 type sseEvent struct {
 	id, data, retry string
-	comment         string // set for a comment line, e.g. ": keepalive"
+	comment         string // set for a comment line, e.g. ": ping"
 }
 
 func (e sseEvent) ID(t *testing.T) uint64 {

@@ -155,7 +155,7 @@ func TestPermissiveReplayLiesAfterDeath(t *testing.T) {
 	// keepalives, no more notifications.
 	srv.reap(nil)
 	for range 3 {
-		if e := replay.next(); e.comment != ": keepalive" {
+		if e := replay.next(); e.comment != ": ping" {
 			t.Fatalf("after death the stream sent %+v, want only keepalives", e)
 		}
 	}

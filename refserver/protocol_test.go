@@ -319,7 +319,7 @@ func TestNotificationsAndKeepalives(t *testing.T) {
 		e := s.next()
 		switch {
 		case e.comment != "":
-			if e.comment != ": keepalive" {
+			if e.comment != ": ping" {
 				t.Fatalf("comment %q", e.comment)
 			}
 			keepalives++

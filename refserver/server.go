@@ -47,6 +47,7 @@ type Server struct {
 	ttl       int64 // SessionTTL in nanos
 	absolute  bool  // TTLMode absolute: the TTL runs from initialize, never refreshed
 	deadType  string
+	keepalive []byte // one keep-alive of cfg.KeepaliveShape on the wire (keepalive.go)
 	sessions  sessionStore
 	logs      *logStore     // this server's own, or the one a Cluster's replicas share
 	execs     *executions   // likewise: tool calls run, per logical call
@@ -80,16 +81,17 @@ func (s *Server) RunTwice() RunTwice { return s.execs.runTwice() }
 // between replicas) under lim.
 func newServer(cfg Config, logs *logStore, lim *logLimits, execs *executions) *Server {
 	s := &Server{
-		cfg:      cfg,
-		ttl:      int64(cfg.SessionTTL),
-		absolute: cfg.TTLMode == TTLAbsolute,
-		deadType: cfg.deadContentType(),
-		done:     make(chan struct{}),
-		cut:      make(chan struct{}),
-		logs:     logs,
-		limits:   lim,
-		execs:    execs,
-		wrongEra: new(atomic.Int64),
+		cfg:       cfg,
+		ttl:       int64(cfg.SessionTTL),
+		absolute:  cfg.TTLMode == TTLAbsolute,
+		deadType:  cfg.deadContentType(),
+		keepalive: keepaliveBytes(cfg.KeepaliveShape),
+		done:      make(chan struct{}),
+		cut:       make(chan struct{}),
+		logs:      logs,
+		limits:    lim,
+		execs:     execs,
+		wrongEra:  new(atomic.Int64),
 	}
 	s.sessions.init()
 	s.ticker.Add(1)
@@ -233,7 +235,10 @@ func (s *Server) tick() {
 	// that sessions' streams fall quiet (and load balancers cut them) at scattered moments, as
 	// they do behind real servers, not all in the same millisecond.
 	notify := every(s.cfg.NotifyInterval / notifySlots)
-	keepalive, reap := every(s.cfg.Keepalive), every(s.cfg.reapInterval())
+	keepalive, reap := (<-chan time.Time)(nil), every(s.cfg.reapInterval())
+	if s.cfg.keepaliveOn() {
+		keepalive = every(s.cfg.Keepalive)
+	}
 	var buf []*session
 	turn := 0
 	for {

@@ -109,10 +109,8 @@ func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f
 			s.replayed.Add(int64(len(batch)))
 		}
 		clear(batch) // hold no event data while waiting
-		if f.keepalive.Swap(false) {
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
-				return
-			}
+		if f.keepalive.Swap(false) && writeKeepalive(w, s.keepalive) != nil {
+			return
 		}
 		if rc.Flush() != nil {
 			return

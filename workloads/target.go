@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml/ast"
 	"github.com/mcpchaos/mcpchaos/redact"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 var targetSchema = schema{keys: []schemaKey{
@@ -37,7 +39,7 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"dead_body", `set the body the server answers for a dead session, e.g. {"error":"session expired"}`},
 	{"unknown_cursor_status", "set the HTTP status for a replay from an unknown cursor, e.g. 400, or -1 for 200 with nothing replayed"},
 	{"notify_interval", "set how often the server sends each session a notification, e.g. 1s, or 0s for never"},
-	{"keepalive", "set how often the server writes an SSE keepalive comment, e.g. 15s, or 0s for never"},
+	{"keepalive", "set the server's keep-alives on open streams: a duration for a `: ping` comment that often (e.g. 15s; 0s or none for never), or {shape: comment|event|no-id|none, every: 15s}"},
 	{"retry", "set the SSE retry the server advertises, e.g. 200ms, or 0s to send none"},
 	{"post_response", "set how the server answers a POST: sse (an event stream) or json"},
 	{"replicas", "set how many replicas run behind the embedded router, e.g. replicas: 3"},
@@ -265,7 +267,7 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 		}
 	}
 	b.NotifyInterval = m.loopDuration("notify_interval", defaultNotifyInterval, minServerTick, true)
-	b.Keepalive = m.loopDuration("keepalive", 0, minServerTick, true)
+	d.keepalive(m, b)
 	b.Retry = m.durationAtLeast("retry", 0, 0, false)
 	if rf := m.field("retry"); rf != nil && b.Retry%time.Millisecond != 0 {
 		d.errorf(rf.node, rf.path, "%s is not a whole number of milliseconds, which is all SSE's retry field can carry; round it, e.g. %s",
@@ -278,6 +280,39 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 	}
 	d.topology(m, b)
 	return b, ttlOK
+}
+
+var keepaliveSchema = schema{keys: []schemaKey{
+	{"shape", "set what a keep-alive is: comment (`: ping`, the default), event (a named `event: ping` with data), no-id (a data event without id:) or none"},
+	{"every", "set how often each open stream gets a keep-alive, e.g. every: 15s"},
+}}
+
+// keepalive reads target.builtin.keepalive: a duration (a `: ping` comment that often, as before
+// shapes existed; 0s for none), none, or a mapping {shape, every}. Absent, the server sends none.
+func (d *decoder) keepalive(m *mapping, b *BuiltinTarget) {
+	f := m.field("keepalive")
+	switch {
+	case f == nil:
+		return
+	case nodeText(f.node) == vocab.KeepaliveNone:
+		b.KeepaliveShape = vocab.KeepaliveNone
+		return
+	}
+	if _, isMap := f.node.(*ast.MappingNode); !isMap {
+		b.Keepalive = m.loopDuration("keepalive", 0, minServerTick, true)
+		return
+	}
+	km := d.mapping(f.node, f.path, &keepaliveSchema)
+	b.KeepaliveShape = km.oneOf("shape", vocab.KeepaliveShapes())
+	if b.KeepaliveShape == vocab.KeepaliveNone {
+		if ef := km.field("every"); ef != nil {
+			d.errorf(ef.key, ef.path, "a keep-alive of shape none is never sent; remove every, or pick a shape that sends something")
+		}
+		return
+	}
+	if km.require("every") != nil {
+		b.Keepalive = km.loopDuration("every", 0, minServerTick, false)
+	}
 }
 
 // toxiproxyURL reads the URL of an external toxiproxy-server.

@@ -142,6 +142,12 @@ func (v *validator) builtin(b *BuiltinTarget) {
 	v.loop(p+"notify_interval", b.NotifyInterval, minServerTick, true)
 	v.duration(p+"keepalive", b.Keepalive, false)
 	v.loop(p+"keepalive", b.Keepalive, minServerTick, true)
+	if b.KeepaliveShape != "" {
+		v.oneOf(p+"keepalive.shape", b.KeepaliveShape, vocab.KeepaliveShapes())
+		if b.KeepaliveShape != vocab.KeepaliveNone && b.Keepalive <= 0 {
+			v.add(p+"keepalive.every", "is needed for a keep-alive of shape %s (e.g. every: 15s)", b.KeepaliveShape)
+		}
+	}
 	v.duration(p+"retry", b.Retry, false)
 	if b.Retry%time.Millisecond != 0 {
 		v.add(p+"retry", "%s is not a whole number of milliseconds", fmtDur(b.Retry))

@@ -89,7 +89,8 @@ type BuiltinTarget struct {
 	DeadBody            string        // dead_body: body for a dead session; default {"error":"session expired"}
 	UnknownCursorStatus int           // unknown_cursor_status: default 400; -1 = 200 with nothing replayed
 	NotifyInterval      time.Duration // notify_interval: default 1s; 0 = no notifications
-	Keepalive           time.Duration // keepalive: SSE comment interval; default 0 = off
+	Keepalive           time.Duration // keepalive (or keepalive.every): keep-alive interval; default 0 = off
+	KeepaliveShape      string        // keepalive.shape: "" (comment when Keepalive is set), or one of vocab.KeepaliveShapes()
 	Retry               time.Duration // retry: SSE retry field; default 0 = not sent
 	PostResponse        string        // post_response: "sse" (default) or "json"
 	Replicas            int           // replicas: behind the embedded router; default 1

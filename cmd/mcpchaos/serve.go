@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -89,7 +91,8 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.DeadStatus, "dead-status", 0, "status for a dead session (0: 404)")
 	f.StringVar(&cfg.DeadBody, "dead-body", "", `body for a dead session (default {"error":"session expired"})`)
 	f.DurationVar(&cfg.NotifyInterval, "notify-interval", 0, "server notifications on each live session's stream (0: off)")
-	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "SSE keepalive comments on open streams (0: off)")
+	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "keep-alives on open streams this often, of --keepalive-shape (0: off)")
+	f.StringVar(&cfg.KeepaliveShape, "keepalive-shape", "", "what a keep-alive is: comment (`: ping`, the default), event (`event: ping` with data), no-id (a data event without id:) or none")
 	f.DurationVar(&cfg.Retry, "retry", 0, "SSE retry: value sent with priming events (0: not sent)")
 	f.IntVar(&topo.Replicas, "replicas", 1, "replicas behind the embedded session-affinity router")
 	f.StringVar(&topo.Routing, "routing", refserver.RouteSticky, "how the router picks a replica: sticky, round-robin or hash")
@@ -123,7 +126,19 @@ func serveSettings(cmd *cobra.Command, from string, cfg refserver.Config, topo r
 	if from == "" || cmd.Flags().Changed("get-validation") {
 		cfg.GetValidation = refserver.GetValidation(getVal)
 	}
-	return cfg, topo, nil
+	return cfg, topo, checkKeepaliveFlags(cfg)
+}
+
+// checkKeepaliveFlags names the flags when the keep-alive settings do not go together (the
+// server's own check would name its config fields).
+func checkKeepaliveFlags(cfg refserver.Config) error {
+	switch shape := cfg.KeepaliveShape; {
+	case shape != "" && !slices.Contains(refserver.KeepaliveShapes(), shape):
+		return usagef("--keepalive-shape %q: want one of %s", shape, strings.Join(refserver.KeepaliveShapes(), ", "))
+	case shape != "" && shape != refserver.KeepaliveNone && cfg.Keepalive <= 0:
+		return usagef("--keepalive-shape %s needs an interval: add --keepalive 15s (or the interval you want)", shape)
+	}
+	return nil
 }
 
 // overrideFromFlags lays the flags the user gave explicitly over the settings a workload's
@@ -139,6 +154,7 @@ func overrideFromFlags(cmd *cobra.Command, cfg *refserver.Config, topo *refserve
 		"dead-body":        func() { cfg.DeadBody = f.DeadBody },
 		"notify-interval":  func() { cfg.NotifyInterval = f.NotifyInterval },
 		"keepalive":        func() { cfg.Keepalive = f.Keepalive },
+		"keepalive-shape":  func() { cfg.KeepaliveShape = f.KeepaliveShape },
 		"retry":            func() { cfg.Retry = f.Retry },
 		"max-sessions":     func() { cfg.MaxSessions = f.MaxSessions },
 		"leak":             func() { cfg.Leak = f.Leak },
