@@ -446,6 +446,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		PostResponse:        b.PostResponse,
 		MaxSessions:         b.MaxSessions,
 		Leak:                b.Leak,
+		StreamConflict:      b.StreamConflict,
 	}
 }
 
