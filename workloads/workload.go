@@ -99,6 +99,7 @@ type BuiltinTarget struct {
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
 	StreamConflict      bool          // stream_conflict: 409 to a resume of a GET stream another connection holds; default false
 	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
+	Era                 string        // era: vocab.EraBoth (default), EraSession or EraStateless: the protocol generations it speaks
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -206,6 +207,7 @@ var (
 	protocols     = append(vocab.Protocols(), vocab.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
 	ttlModes      = vocab.TTLModes()
+	eras          = vocab.Eras()
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}
 )
