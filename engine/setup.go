@@ -448,6 +448,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		PostResponse:        b.PostResponse,
 		MaxSessions:         b.MaxSessions,
 		Leak:                b.Leak,
+		StreamConflict:      b.StreamConflict,
 	}
 }
 

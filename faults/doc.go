@@ -8,7 +8,8 @@
 // RunSchedule adds each one to its groups' proxies for its window and takes it
 // away again. Besides Toxiproxy's own toxics, the package adds idle_timeout,
 // the load-balancer idle drop that ends an SSE stream without ending its
-// session, and down, which takes a whole proxy away for a while.
+// session, down, which takes a whole proxy away for a while, and half_open (halfopen.go), the
+// zombie stream: a GET stream's client side reset while the server's side is held open.
 //
 // Beside toxics, a schedule holds actions (action.go, one file per kind):
 // restart, rebalance and scale act on the reference server's Topology (a
@@ -27,7 +28,7 @@
 //     all. To fault part of a fleet, put that part in its own client group.
 //   - Leave anything behind. Whatever it added it removes, on every exit path:
 //     RunSchedule removes its faults when it returns, Injector.Close removes
-//     every proxy.
+//     every proxy; a server socket half_open holds is closed after its hold or by Close.
 //   - Run anything the workload did not name, or kill anything it did not
 //     start: an exec command runs in its own process group, and only that
 //     group is killed, on timeout or when the run ends.

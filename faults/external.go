@@ -191,6 +191,9 @@ func (e *External) Check(ctx context.Context, toxics []Toxic) (err error) {
 	}
 	var need []Toxic
 	for _, t := range toxics {
+		if t.Type == TypeHalfOpen {
+			return fmt.Errorf("faults: fault %s: half_open needs the embedded fault proxy, which holds both sockets of a connection; a toxiproxy-server (%s) cannot leave one side open: run without --toxiproxy", t.Name, e.api)
+		}
 		if t.Type != TypeDown {
 			need = append(need, t)
 		}

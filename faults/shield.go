@@ -172,6 +172,9 @@ func (s *Shielded) AddToxic(ctx context.Context, proxy string, t Toxic) error {
 		}
 		return r.setDown(t.Name)
 	}
+	if t.Type == TypeHalfOpen {
+		return s.addHalfOpen(ctx, proxy, t)
+	}
 	return s.during(ctx, proxy, true, func() error { return s.Injector.AddToxic(ctx, proxy, t) })
 }
 
@@ -181,6 +184,9 @@ func (s *Shielded) RemoveToxic(ctx context.Context, proxy, name string) error {
 		if err := r.listen(r.addr); err != nil {
 			return fmt.Errorf("faults: proxy %s: end fault %s: relay: listen again on %s: %w", proxy, name, r.addr, err)
 		}
+		return nil
+	}
+	if r := s.relay(proxy); r != nil && r.endHalfOpen(name) {
 		return nil
 	}
 	return s.during(ctx, proxy, false, func() error { return s.Injector.RemoveToxic(ctx, proxy, name) })

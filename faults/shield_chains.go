@@ -47,7 +47,10 @@ type side struct {
 	flushing   bool     // a flush goroutine writes the queue (while it is not empty)
 	outDone    bool     // the chain toward it has ended: close it once the queue is written
 	closed     bool
-	resetAfter bool // reset (linger 0) rather than close: the server reset its connection
+	resetAfter bool          // reset (linger 0) rather than close: the server reset its connection
+	holdFor    time.Duration // server's side: hold the socket open this long, not close it (half_open)
+
+	lastGET atomic.Bool // client's side: its latest request is a GET (halfopen.go)
 
 	queuedBytes atomic.Int64
 	queuedN     atomic.Int32
@@ -363,12 +366,16 @@ func (s *side) finish() {
 		return
 	}
 	s.closed = true
-	reset := s.resetAfter
+	reset, hold := s.resetAfter, s.holdFor
 	s.mu.Unlock()
 	if reset {
 		s.conn.SetLinger(0)
 	}
-	s.conn.Close()
+	if hold > 0 && !s.cut.Load() {
+		s.c.r.hold(s.conn, hold)
+	} else {
+		s.conn.Close()
+	}
 	if s.c.left.Add(-1) == 0 {
 		s.c.r.mu.Lock()
 		delete(s.c.r.conns, s.c)

@@ -15,6 +15,9 @@ func (s *side) readTo(w io.Writer) (int, error) {
 	defer chunks.Put(buf)
 	n, err := s.conn.Read(*buf)
 	if n > 0 {
+		if !s.ends.server {
+			s.noteRequest((*buf)[:n])
+		}
 		w.Write((*buf)[:n])
 	}
 	return n, err

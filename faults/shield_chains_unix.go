@@ -47,6 +47,9 @@ func (s *side) readTo(w io.Writer) (int, error) {
 		chunks.Put(buf)
 		return 0, io.EOF
 	}
+	if !s.ends.server {
+		s.noteRequest((*buf)[:n])
+	}
 	w.Write((*buf)[:n])
 	chunks.Put(buf)
 	return n, nil

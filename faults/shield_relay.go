@@ -40,6 +40,7 @@ type relay struct {
 	closed bool
 	conns  map[relayed]bool
 	recent []string // the last connections cut, for an error that must say what stalled
+	ho     halfOpens
 }
 
 // drain counts a call of Toxiproxy's in (+1) or out (-1); a call's start wakes every reader
@@ -119,6 +120,7 @@ func (r *relay) close() {
 	for rc := range r.conns {
 		rc.closeBoth()
 	}
+	r.closeHeld()
 }
 
 func (r *relay) stalled() []string {

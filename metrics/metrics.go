@@ -36,6 +36,7 @@ const (
 	EventsApplied                       // all events applied to client state (live and stale)
 	ReinitCollisions                    // requests sent with an old id after the client re-initialized
 	Resyncs                             // cursor refused on a live session: fresh stream, no re-initialize
+	ReconnectsRefused                   // GET reconnects refused as a stream already attached (409; 400 not a dead status)
 	ToolCallsOK                         // tool calls that returned a result
 	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
 	RequestsLost                        // stateless revision: requests whose response a fault cut in flight
@@ -74,7 +75,7 @@ var counterNames = [numCounters]string{
 	"sessions_started", "drops", "replays_ok", "replays_dead", "replays_unknown_cursor",
 	"probes_sent", "sessions_dead", "sessions_dead_detected", "misattributed_errors",
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
-	"events_quarantined", "events_applied", "reinit_collisions", "resyncs",
+	"events_quarantined", "events_applied", "reinit_collisions", "resyncs", "reconnects_refused",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
 	"tool_errors", "server_requests_answered", "calls_skipped",
 	"calls_hung", "hung_seconds", "replayed_errors_delivered", "dead_session_background_requests",
@@ -109,6 +110,7 @@ var counterHelp = [numCounters]string{
 	"Events applied to client state, live and stale.",
 	"Requests sent with an old session id after the client had re-initialized.",
 	"Cursors refused on a live session: fresh stream, no re-initialization.",
+	"GET stream reconnects the server refused because it still held a stream of the session (409, or a 400 dead_statuses do not list).",
 	"Tool calls that returned a result.",
 	"Tool calls surfaced as failures (after retries).",
 	"Stateless revision: requests whose response a fault cut in flight.",
@@ -150,9 +152,13 @@ type Hist int
 const (
 	ProbeLatency     Hist = iota // sending the probe → its status and body
 	ReconnectLatency             // noticing the drop → the replay GET's response headers
-	DetectionDelay               // the session's real death → the client classifying it dead
-	ToolCallLatency              // one tool call attempt, send → result
-	RecoveryLatency              // stateless revision: a lost request's first send → its re-issue's result
+	// RefusalDuration is how long a session's GET reconnects were refused as a stream already
+	// attached (a half-open stream the server still holds): the first refusal → the first
+	// reconnect accepted, once per refusal that ended.
+	RefusalDuration
+	DetectionDelay  // the session's real death → the client classifying it dead
+	ToolCallLatency // one tool call attempt, send → result
+	RecoveryLatency // stateless revision: a lost request's first send → its re-issue's result
 	// ToolCallLatencyCorrected times a tool call from its intended start (its turn on the
 	// loop's schedule), not from the send: a stalled server shows as worse samples, not fewer
 	// (coordinated omission; wrk2 and HdrHistogram correct the same way).
@@ -175,7 +181,7 @@ const (
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag", "server_latency"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "refusal_duration", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag", "server_latency"}
 
 func (h Hist) String() string { return histNames[h] }
 
@@ -185,6 +191,7 @@ func (h Hist) Help() string { return histHelp[h] }
 var histHelp = [numHists]string{
 	"Liveness probe: from sending it to having its status and body.",
 	"Reconnect: from noticing the drop to the replay GET's response headers.",
+	"Refusal: from a session's first GET reconnect refused as a stream already attached to its first one accepted.",
 	"Detection delay: from the session's death to the client classifying it dead.",
 	"Tool call attempt that returned a result: from the send to the result.",
 	"Stateless revision: a lost request's first send to its re-issue's result.",

@@ -22,7 +22,7 @@ func BenchmarkNotifyAll(b *testing.B) {
 		rec.lastRefresh.Store(now)
 		srv.logs.add(rec.key, rec.log)
 		srv.sessions.add(rec)
-		rec.log.resume(newFollower(standaloneStream))
+		rec.log.resume(newFollower(standaloneStream), true)
 	}
 	var buf []*session
 	b.ReportAllocs()

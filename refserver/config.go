@@ -97,6 +97,11 @@ type Config struct {
 	// that checks expiry on lookup and has no sweeper. Sessions held then only grow
 	// (leak.go).
 	Leak bool
+	// StreamConflict refuses a resume of the standalone GET stream with 409 while another
+	// connection holds it, as the Go and TS SDK servers do; by default a resume takes the
+	// stream over (the old connection is most likely a drop the server has not noticed yet).
+	// A half-open stream (the half_open fault) then locks the session's stream out.
+	StreamConflict bool
 	// Now is the clock. nil means time.Now.
 	Now func() time.Time
 }

@@ -192,11 +192,12 @@ func (l *eventLog) open(f *follower, now int64) (priming uint64, ok bool) {
 }
 
 // resume attaches f to read its stream after a cursor, taking the GET
-// stream over if needed; since delivers what was missed.
-func (l *eventLog) resume(f *follower) {
+// stream over if needed (or, without takeover, refusing while another
+// connection holds it); since delivers what was missed.
+func (l *eventLog) resume(f *follower, takeover bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.attachLocked(f, true)
+	return l.attachLocked(f, takeover)
 }
 
 func (l *eventLog) detach(f *follower) {

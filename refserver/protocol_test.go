@@ -303,6 +303,23 @@ func TestResumeTakesTheStreamOver(t *testing.T) {
 	}
 }
 
+// TestStreamConflictRefusesTheResume: with StreamConflict the server answers a resume of the
+// GET stream 409 while another connection holds it, as the Go and TS SDK servers do, and
+// accepts it once that connection has ended.
+func TestStreamConflictRefusesTheResume(t *testing.T) {
+	srv, url := serve(t, Config{StreamConflict: true})
+	c := mustInit(t, url)
+	first := openStream(t, c.get(""))
+	cursor := first.next().id
+
+	if resp := c.get(cursor); resp.StatusCode != http.StatusConflict {
+		t.Fatalf("resume beside the open stream: status %d, want 409", resp.StatusCode)
+	}
+	first.drop()
+	eventually(t, "the first stream to close", func() bool { return srv.Stats().StreamsOpen == 0 })
+	openStream(t, c.get(cursor)).next()
+}
+
 func TestNotificationsAndKeepalives(t *testing.T) {
 	srv, url := serve(t, Config{NotifyInterval: 2 * time.Millisecond, Keepalive: 2 * time.Millisecond})
 	c := mustInit(t, url)

@@ -74,7 +74,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) follow(w http.ResponseWriter, r *http.Request, log *eventLog, f *follower, cursor uint64, resume bool) {
 	ok := true
 	if resume {
-		log.resume(f)
+		ok = log.resume(f, !s.cfg.StreamConflict)
 	} else {
 		cursor, ok = log.open(f, s.now())
 	}

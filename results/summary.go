@@ -98,6 +98,20 @@ var churnRow = struct {
 	return fmt.Sprintf("%d / %d", g.Counters["sessions_closed"], g.Counters["sessions_abandoned"])
 }}
 
+// refusalRow is added when a server refused reconnects as a stream already attached (a
+// half-open stream it still held, the half_open fault): how many, and how long per session,
+// from the first refused to the first accepted (refusals that ended before the run did).
+var refusalRow = struct {
+	label string
+	value func(g *Group) string
+}{"reconnects refused / lasted p50 / max", func(g *Group) string {
+	h := g.Histograms["refusal_duration"]
+	if h.Count == 0 {
+		return fmt.Sprintf("%d / - / -", g.Counters["reconnects_refused"])
+	}
+	return fmt.Sprintf("%d / %s / %s", g.Counters["reconnects_refused"], fmtUS(h.P50US), fmtUS(h.MaxUS))
+}}
+
 // eraRow is added when the server answered requests as of a protocol era it does not speak (a
 // rolling upgrade across eras behind one origin): those were not session deaths.
 var eraRow = struct {
@@ -139,8 +153,9 @@ var rowMetrics = map[string][]string{
 	"stale events applied": {"stale_events_applied"}, "events quarantined": {"events_quarantined"},
 	"re-init collisions": {"reinit_collisions"}, "false-healthy seconds": {"false_healthy_seconds"},
 	"probe latency p50 / p99": {"probe_latency"}, "reconnect latency p50 / p99": {"reconnect_latency"},
-	"detection delay p50 / p99": {"detection_delay"},
-	"listens / drops":           {"listens"}, "notifications read": {"notifications_received"},
+	"detection delay p50 / p99":             {"detection_delay"},
+	"reconnects refused / lasted p50 / max": {"reconnects_refused"},
+	"listens / drops":                       {"listens"}, "notifications read": {"notifications_received"},
 	"notifications lost": {"notifications_lost"},
 }
 
@@ -202,6 +217,9 @@ func WriteSummary(w io.Writer, e *Export) error {
 	}
 	if e.Run.Generation == "stateless" {
 		rows = append(rows[:len(rows):len(rows)], listenRows...)
+	}
+	if e.Overall.Counters["reconnects_refused"] > 0 { // a half-open stream held (docs/faults.md)
+		rows = append(rows[:len(rows):len(rows)], refusalRow)
 	}
 	if e.Overall.Counters["sessions_abandoned"] > 0 { // a churn workload (docs/session-leaks.md)
 		rows = append(rows[:len(rows):len(rows)], churnRow)

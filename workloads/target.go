@@ -48,6 +48,7 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"era", "set which protocol generations the server speaks: both (default), session (the 2025 revisions only) or stateless (2026-07-28 only)"},
 	{"max_sessions", "set how many sessions the server holds at most, answering initialize 503 beyond, e.g. max_sessions: 10000 (default 0: no cap)"},
 	{"leak", "set leak: true to make the server never reclaim a dead session, so its sessions held only grow (docs/session-leaks.md)"},
+	{"stream_conflict", "set stream_conflict: true to make the server answer 409 to a resume of a GET stream while another connection holds it, as the Go and TS SDK servers do (docs/faults.md, half_open)"},
 }}
 
 // target decodes the target section. ttlOK says whether Target.SessionTTL is
@@ -277,6 +278,9 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 	b.MaxSessions = int(m.intIn("max_sessions", 0, 0, maxMaxSessions))
 	if lf := m.field("leak"); lf != nil {
 		b.Leak, _ = d.boolean(lf)
+	}
+	if cf := m.field("stream_conflict"); cf != nil {
+		b.StreamConflict, _ = d.boolean(cf)
 	}
 	d.topology(m, b)
 	return b, ttlOK

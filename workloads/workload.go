@@ -98,6 +98,7 @@ type BuiltinTarget struct {
 	EventLog            string        // event_log: "per-replica" (default), "shared", or a redis:// URL
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
+	StreamConflict      bool          // stream_conflict: 409 to a resume of a GET stream another connection holds; default false
 	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
 	Era                 string        // era: vocab.EraBoth (default), EraSession or EraStateless: the protocol generations it speaks
 }

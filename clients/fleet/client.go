@@ -25,6 +25,9 @@ type held struct {
 	settled  atomic.Bool // its false-healthy time is counted
 	sourced  atomic.Bool // its death counted once by how its time was obtained
 	lib      libWatch    // what a client library did with it (library kinds; driver_lib_judge.go)
+	// refusedSince: when its GET reconnects began to be refused as a stream already attached
+	// (unix ns; 0: not refused), until one is accepted (refusals.go)
+	refusedSince atomic.Int64
 }
 
 // Client is one simulated MCP client: one session at a time, one goroutine holding its GET

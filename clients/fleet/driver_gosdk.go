@@ -200,6 +200,9 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.account(h, sent, status, false)
 	}
 	c.libSaw(h, req.Method, cursor != "", sent, status)
+	if stream {
+		c.streamAnswered(h, status)
+	}
 	if stream && status == http.StatusOK {
 		h.lib.getsOpen.Add(1)
 		resp.Body = &sdkStreamBody{ReadCloser: resp.Body, c: c, h: h, opened: time.Now()}

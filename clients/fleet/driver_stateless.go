@@ -172,7 +172,7 @@ func SessionOnlyMetrics() []string {
 		"sessions_dead", "sessions_dead_detected", "misattributed_errors", "dead_session_requests",
 		"retries_against_dead", "stale_events_applied", "events_quarantined", "events_applied",
 		"reinit_collisions", "resyncs", "retry_amplification", "false_healthy_seconds",
-		"probe_latency", "reconnect_latency", "detection_delay"}
+		"probe_latency", "reconnect_latency", "detection_delay", "reconnects_refused", "refusal_duration"}
 }
 
 // Name is the group's name.

@@ -71,8 +71,10 @@ func (g Outcome) problems(faultsCut bool) []string {
 	// stops a run only when its faults cut streams, to measure drops and replays (else a note).
 	sized := false
 	for _, l := range g.Conduct {
+		// 409s to reconnects are counted (reconnects_refused, refusals.go): a stream the server
+		// still held, which a drop or a half-open stream makes, is a figure, not a failure.
 		if l.Behaviour == wire.NoResponse || l.Behaviour == wire.SlowHeaders || faultsCut && l.Behaviour.FaultCanMake() ||
-			l.Behaviour == wire.GetRefused && !faultsCut {
+			l.Behaviour == wire.GetRefused && !faultsCut || l.Behaviour == wire.GetConflict && c(metrics.ReconnectsRefused) > 0 {
 			continue
 		}
 		say("%s", l.Text)

@@ -99,6 +99,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&topo.EventLog, "event-log", refserver.LogPerReplica, "per-replica, shared, or a Redis URL (redis://127.0.0.1:6379/0)")
 	f.IntVar(&cfg.MaxSessions, "max-sessions", defaultServeSessions, "sessions held at most; initialize answers 503 beyond (0: no cap)")
 	f.BoolVar(&cfg.Leak, "leak", false, "never reclaim a dead session (a server that leaks): sessions held only grow")
+	f.BoolVar(&cfg.StreamConflict, "stream-conflict", false, "answer 409 to a resume of a session's GET stream while another connection holds it, as the Go and TS SDK servers do (default: the resume takes the stream over)")
 	f.StringVar(&mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
 	return cmd
 }
@@ -158,6 +159,7 @@ func overrideFromFlags(cmd *cobra.Command, cfg *refserver.Config, topo *refserve
 		"retry":            func() { cfg.Retry = f.Retry },
 		"max-sessions":     func() { cfg.MaxSessions = f.MaxSessions },
 		"leak":             func() { cfg.Leak = f.Leak },
+		"stream-conflict":  func() { cfg.StreamConflict = f.StreamConflict },
 		"replicas":         func() { topo.Replicas = ft.Replicas },
 		"routing":          func() { topo.Routing = ft.Routing },
 		"event-log":        func() { topo.EventLog = ft.EventLog },

@@ -137,6 +137,7 @@ var counterRows = []struct{ label, metric string }{
 	{"events quarantined", "events_quarantined"},
 	{"re-init collisions", "reinit_collisions"},
 	{"resyncs", "resyncs"},
+	{"reconnects refused (stream held)", "reconnects_refused"},
 	{"false-healthy time", "false_healthy_seconds"},
 	{"tool calls ok", "tool_calls_ok"},
 	{"tool calls failed", "tool_calls_failed"},

@@ -85,7 +85,7 @@ func TestReportIsSelfContained(t *testing.T) {
 		"tool_call_latency by percentile", "group naive: sessions by state",
 		"fault proxy-restart", "believed live, in truth dead",
 		"99.9%", // the percentile axis
-		"No samples: reconnect_latency, detection_delay",
+		"No samples: reconnect_latency, refusal_duration, detection_delay",
 		`<code>probe.misattributed_errors == 0</code></td><td>3</td><td><span class="fail">FAIL`,
 		"Verdict: <span class=\"fail\">regressed: 1 threshold failed", // the verdict first, in compare's word
 		"Run #1: demo, 2026-01-02 03:04:05Z",                          // oldest first

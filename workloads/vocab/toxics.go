@@ -12,6 +12,16 @@ import (
 // outage; afterwards the proxy listens again on the same address.
 const ToxicDown = "down"
 
+// ToxicHalfOpen is the zombie stream: when it starts, the fault proxy resets the client's side
+// of each open standalone GET stream (the client sees ECONNRESET) and keeps the server's side
+// open for hold milliseconds, so the server still believes the stream is attached and may
+// refuse the client's reconnect.
+const ToxicHalfOpen = "half_open"
+
+// HalfOpenHold is how long half_open keeps the server's side open when hold is not given: the
+// 120 s a hosting platform was reported to refuse a reconnect for.
+const HalfOpenHold = 120_000
+
 // attrSpec describes one integer attribute of a fault type.
 type attrSpec struct {
 	name     string
@@ -57,13 +67,15 @@ var faultTypes = map[string][]attrSpec{
 	},
 	"limit_data": {required(attrSpec{name: "bytes", unit: "bytes", example: 4096, max: math.MaxInt64}, 0)},
 	ToxicDown:    {},
+	// hold: how long the server's side stays open (HalfOpenHold when not given).
+	ToxicHalfOpen: {{name: "hold", unit: "milliseconds", example: HalfOpenHold, min: 1, max: maxMillis}},
 }
 
 // typeOrder is the documented order of Toxics.
-var typeOrder = []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", ToxicDown}
+var typeOrder = []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", ToxicDown, ToxicHalfOpen}
 
 // Toxics lists the fault types a workload may name: "idle_timeout", "latency",
-// "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", and "down".
+// "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", "down" and "half_open".
 func Toxics() []string {
 	return append([]string(nil), typeOrder...)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestToxicsAreAllValidatable(t *testing.T) {
-	want := []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", "down"}
+	want := []string{"idle_timeout", "latency", "reset_peer", "timeout", "bandwidth", "slicer", "limit_data", "down", "half_open"}
 	if got := Toxics(); !slices.Equal(got, want) {
 		t.Fatalf("Toxics() = %v, want %v", got, want)
 	}
@@ -56,6 +56,11 @@ func TestValidateToxic(t *testing.T) {
 		{"slicer missing size", "slicer", attrs{"delay": 10}, "average_size", "is required for slicer"},
 		{"slicer variation too big", "slicer", attrs{"average_size": 10, "size_variation": 10}, "size_variation", "smaller than average_size (10)"},
 		{"limit_data", "limit_data", attrs{"bytes": 0}, "", ""},
+		{"half_open default hold", "half_open", nil, "", ""},
+		{"half_open hold", "half_open", attrs{"hold": 120000}, "", ""},
+		{"half_open hold zero", "half_open", attrs{"hold": 0}, "hold", "positive integer number of milliseconds, e.g. 120000"},
+		{"half_open hold as text", "half_open", attrs{"hold": "120s"}, "hold", `got the string "120s"`},
+		{"half_open unknown", "half_open", attrs{"streams": 1}, "streams", "known attributes: hold"},
 		{"limit_data missing", "limit_data", nil, "bytes", "is required for limit_data"},
 		{"limit_data string", "limit_data", attrs{"bytes": "1k"}, "bytes", "non-negative integer number of bytes"},
 		{"down", "down", nil, "", ""},
