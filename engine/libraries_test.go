@@ -378,6 +378,7 @@ phases:
   - {name: after, duration: 4s, calls: true}
 x-group: &g {clients: 2, ramp: 300ms, call_every: 200ms, concurrency: 1, tool: slow, arguments: {steps: 8, step_ms: 250}, request_timeout: 4s}
 groups:
+  - {<<: *g, name: gosdk, policy: gosdk}
   - {<<: *g, name: mcpgo, policy: mcpgo}
   - {<<: *g, name: mcpgo16, policy: mcpgo-v1.6}
 faults:
@@ -406,5 +407,13 @@ faults:
 	}
 	if sse(cur.ErrorClasses) == 0 {
 		t.Errorf("mcpgo v1.6.0: want its cut call named by the stream's end (SSE stream ...): %v", cur.ErrorClasses)
+	}
+	// The Go SDK beside them, as a plain application sees it: after ErrSessionMissing (its
+	// POST met the 404; this regime's GET replays with 200, so the POST meets it first) the
+	// session is closed, and the next request is refused in the client (ErrConnectionClosed,
+	// "client is closing"), once after each signal; never taken for a server's answer.
+	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
+	if cl["ErrSessionMissing"] == 0 || cl["ErrConnectionClosed(client is closing)"] != cl["ErrSessionMissing"] || cl["jsonrpc.Error"] != 0 {
+		t.Errorf("gosdk: want each ErrSessionMissing followed by \"client is closing\": %v %v", c, cl)
 	}
 }
