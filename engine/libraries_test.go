@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/mcpgoworker"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/internal/peers"
@@ -343,4 +344,76 @@ func TestLibrariesAgainstGoSDKServer(t *testing.T) {
 		t.Errorf("mcpgo: %v %v", c, cl)
 	}
 	tsHung(t, e)
+}
+
+// needMCPGo16 skips a test of mcp-go v1.6.0's kind where its worker is not built (mcpchaos
+// setup go-libraries), and fails it under CI=true, where .ci/run builds it.
+func needMCPGo16(t *testing.T) {
+	t.Helper()
+	if err := mcpgoworker.Check(policy.ClientMCPGo16); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+// Both pinned versions of mcp-go, side by side, each with a call cut mid-stream by the outage
+// and its session dead behind it (the reference server in the seed regime, TTL 2.5 s: a 2 s
+// call does not outlive it, the 3.8 s outage does). Neither
+// re-initializes by itself: the 404 is ErrSessionTerminated in both. The cut call fails at
+// once in both, but named as each version names it: v1.2.1 "unexpected nil response", a bare
+// transport.Error; v1.6.0 with the stream's own words, "SSE stream error" (the stream broke
+// off) or "SSE stream ended without a response" (it ended cleanly before the answer). (A
+// call sent as the proxy goes down is refused, a bare transport.Error in both.) A run by any
+// one library, or by mcpchaos's wire client, fails it.
+func TestLibrariesMCPGoVersions(t *testing.T) {
+	needMCPGo16(t)
+	e := runLibraries(t, `name: mcpgo-versions
+target:
+  builtin: {session_ttl: 2500ms, retention: 30s, get_validation: permissive, notify_interval: 200ms, retry: 0s}
+phases:
+  - {name: active, duration: 3s, calls: true}
+  - {name: outage, duration: 4s, calls: false}
+  - {name: after, duration: 4s, calls: true}
+x-group: &g {clients: 2, ramp: 300ms, call_every: 200ms, concurrency: 1, tool: slow, arguments: {steps: 8, step_ms: 250}, request_timeout: 4s}
+groups:
+  - {<<: *g, name: gosdk, policy: gosdk}
+  - {<<: *g, name: mcpgo, policy: mcpgo}
+  - {<<: *g, name: mcpgo16, policy: mcpgo-v1.6}
+faults:
+  - {name: outage, toxic: down, at: 2.7s, for: 3.8s}
+`)
+	for _, name := range []string{"mcpgo", "mcpgo16"} {
+		c, cl := libraryGroup(t, e, name, "github.com/mark3labs/mcp-go")
+		if cl["ErrSessionTerminated"] == 0 || c["calls_hung"] != 0 || c["dead_session_background_requests"] != 0 {
+			t.Errorf("%s: want the cut call failed at once, nothing sent of its own, the 404 ErrSessionTerminated: %v %v", name, c, cl)
+		}
+	}
+	old, cur := e.Run.Libraries["mcpgo"], e.Run.Libraries["mcpgo16"]
+	if old.Version != "v1.2.1" || cur.Version != "v1.6.0" {
+		t.Errorf("versions %q and %q, want v1.2.1 (in process) and v1.6.0 (its worker)", old.Version, cur.Version)
+	}
+	sse := func(cl map[string]int64) (n int64) {
+		for k, v := range cl {
+			if strings.HasPrefix(k, "transport.Error(SSE stream") {
+				n += v
+			}
+		}
+		return n
+	}
+	if old.ErrorClasses["transport.Error"] == 0 || sse(old.ErrorClasses) != 0 {
+		t.Errorf("mcpgo v1.2.1: want its cut call's bare transport.Error: %v", old.ErrorClasses)
+	}
+	if sse(cur.ErrorClasses) == 0 {
+		t.Errorf("mcpgo v1.6.0: want its cut call named by the stream's end (SSE stream ...): %v", cur.ErrorClasses)
+	}
+	// The Go SDK beside them, as a plain application sees it: after ErrSessionMissing (its
+	// POST met the 404; this regime's GET replays with 200, so the POST meets it first) the
+	// session is closed, and the next request is refused in the client (ErrConnectionClosed,
+	// "client is closing"), once after each signal; never taken for a server's answer.
+	c, cl := libraryGroup(t, e, "gosdk", "github.com/modelcontextprotocol/go-sdk")
+	if cl["ErrSessionMissing"] == 0 || cl["ErrConnectionClosed(client is closing)"] != cl["ErrSessionMissing"] || cl["jsonrpc.Error"] != 0 {
+		t.Errorf("gosdk: want each ErrSessionMissing followed by \"client is closing\": %v %v", c, cl)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet"
+	"github.com/mcpchaos/mcpchaos/clients/mcpgoworker"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
 	"github.com/mcpchaos/mcpchaos/clients/tsworker"
@@ -82,6 +83,11 @@ func (r *runner) addGroup(ctx context.Context, g workloads.GroupSpec, conn wire.
 	}
 	if g.Policy == policy.ClientTSSDK || g.Policy == policy.ClientTSClient {
 		if err := tsworker.Check(g.Policy); err != nil {
+			return configErr("group %s: %w", g.Name, err)
+		}
+	}
+	if g.Policy == policy.ClientMCPGo16 {
+		if err := mcpgoworker.Check(g.Policy); err != nil {
 			return configErr("group %s: %w", g.Name, err)
 		}
 	}

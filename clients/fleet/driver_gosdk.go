@@ -115,13 +115,50 @@ func (g *gosdkConn) call(ctx context.Context, tool string, args any, progress st
 		o.isError = res.IsError
 		return o
 	}
-	we := (*jsonrpc.Error)(nil)
-	o.err, o.answered = err, errors.As(err, &we)
+	o.err, o.answered = err, sdkAnswered(err)
 	o.gone = errors.Is(err, mcp.ErrSessionMissing)
 	o.misclassified = !o.gone
 	o.timedOut = cctx.Err() != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
 	o.class = sdkClass(err, o)
+	if o.gone {
+		o.then = g.next(ctx)
+	}
 	return o
+}
+
+// next is what a plain application, one that keeps its session after ErrSessionMissing (the
+// SDK's documentation says the session is then gone, and nothing more), gets from its next
+// request: the SDK has closed the session, and every later request fails at once, in the
+// client, with jsonrpc2's "client is closing" (code -32003) inside an ErrConnectionClosed,
+// an error that ErrSessionMissing does not match. mcpchaos's application connects anew on
+// the signal, which would hide this from the row; the class is recorded beside the signal's.
+// It is asked with tools/list, which the closing SDK refuses without sending anything.
+func (g *gosdkConn) next(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := g.cs.ListTools(ctx, nil)
+	if err == nil {
+		return "" // the SDK served it: a plain application would go on
+	}
+	return sdkClass(err, libOutcome{answered: sdkAnswered(err), gone: errors.Is(err, mcp.ErrSessionMissing)})
+}
+
+// clientClosing is jsonrpc2's ErrClientClosing: a request refused by the SDK itself, the
+// session closed, never sent. It is a jsonrpc.Error, but no server's answer.
+const clientClosing = -32003
+
+// The SDK passes it on as a jsonrpc.Error, or (from a closed connection) as ErrConnectionClosed
+// with its words only (`connection closed: calling "tools/list": client is closing: sending
+// "tools/call": failed to connect (session ID: …): session not found`).
+func isClientClosing(err error) bool {
+	we := (*jsonrpc.Error)(nil)
+	return (errors.As(err, &we) && we.Code == clientClosing) || strings.Contains(err.Error(), ": client is closing")
+}
+
+// sdkAnswered says whether err is an answer of the server (a JSON-RPC error object).
+func sdkAnswered(err error) bool {
+	we := (*jsonrpc.Error)(nil)
+	return errors.As(err, &we) && !isClientClosing(err)
 }
 
 // sdkClass names a Go SDK error for the export.
@@ -129,8 +166,12 @@ func sdkClass(err error, o libOutcome) string {
 	switch {
 	case o.gone:
 		return "ErrSessionMissing"
+	case isClientClosing(err) && errors.Is(err, mcp.ErrConnectionClosed):
+		return "ErrConnectionClosed(client is closing)"
 	case errors.Is(err, mcp.ErrConnectionClosed):
 		return "ErrConnectionClosed"
+	case isClientClosing(err):
+		return "client is closing"
 	case o.timedOut:
 		return "context.DeadlineExceeded"
 	case o.answered:

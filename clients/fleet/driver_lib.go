@@ -162,8 +162,8 @@ func libraryDriver(kind string) driver {
 	switch kind {
 	case policy.ClientMCPGo:
 		return libDriver{open: openMCPGo}
-	case policy.ClientTSSDK, policy.ClientTSClient:
-		return libDriver{open: openTS}
+	case policy.ClientTSSDK, policy.ClientTSClient, policy.ClientMCPGo16:
+		return libDriver{open: openTS} // mcp-go v1.6.0's worker speaks the node workers' protocol
 	}
 	return libDriver{open: openGoSDK}
 }

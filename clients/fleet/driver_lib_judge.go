@@ -37,6 +37,9 @@ type libOutcome struct {
 	misclassified bool
 	timedOut      bool   // the error is the call's timeout
 	class         string // the library's error class, for the export (libclasses.go)
+	// then is the class of the error a plain application's next request gets after the
+	// library's signal of a dead session (the Go SDK's "client is closing"), "" for none.
+	then string
 }
 
 // libWatch is what a library did with one session, seen from outside (sdkObserver) and read
@@ -78,6 +81,9 @@ func (c *Client) judgeCall(ctx context.Context, h *held, o libOutcome) (dead boo
 	dead = died && !d.After(end)
 	if o.class != "" {
 		c.f.noteClass(o.class)
+	}
+	if o.then != "" {
+		c.f.noteClass(o.then)
 	}
 	if o.err == nil {
 		c.f.rec.Record(metrics.ToolCallLatency, c.idx, o.took)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/mcpgoworker"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 )
@@ -30,6 +31,21 @@ import (
 // Toxiproxy proxy: the outside view is the same as the Go libraries', and a fault that cuts the
 // upstream connection cuts the worker's connection too (the gateway aborts it rather than
 // answering 502, so the library sees the network failure it would see in production).
+
+// workerKind says whether a kind's clients live in worker processes this file pools: the
+// TypeScript SDKs' node workers, and mcp-go v1.6.0's worker (clients/mcpgoworker), which
+// speaks the same protocol because one Go module cannot hold mcp-go v1.2.1 and v1.6.0.
+func workerKind(kind string) bool {
+	return kind == policy.ClientTSSDK || kind == policy.ClientTSClient || kind == policy.ClientMCPGo16
+}
+
+// workerName names a kind's worker process in problem lines.
+func workerName(kind string) string {
+	if kind == policy.ClientMCPGo16 {
+		return "worker process of mcp-go " + mcpgoworker.Version
+	}
+	return "node worker of the TypeScript clients"
+}
 
 // tsDefaultTimeout is the TypeScript SDKs' default request timeout (DEFAULT_REQUEST_TIMEOUT_MSEC).
 const tsDefaultTimeout = 60 * time.Second
@@ -120,7 +136,7 @@ func (p *tsPool) observer(c int) *sdkObserver {
 // library on a busy machine, which would otherwise eat into the first phase). Other kinds
 // need nothing. An error means the group cannot run.
 func (f *Fleet) Prepare(ctx context.Context) error {
-	if f.cfg.Kind != policy.ClientTSSDK && f.cfg.Kind != policy.ClientTSClient {
+	if !workerKind(f.cfg.Kind) {
 		return nil
 	}
 	p, err := f.tsPool()
@@ -150,7 +166,11 @@ func (p *tsPool) worker(ctx context.Context, c int) (*tsworker.Worker, error) {
 		}
 		return w, nil
 	}
-	w, err := tsworker.Start(ctx, p.f.cfg.Kind)
+	start := tsworker.Start
+	if p.f.cfg.Kind == policy.ClientMCPGo16 {
+		start = mcpgoworker.Start
+	}
+	w, err := start(ctx, p.f.cfg.Kind)
 	if err != nil {
 		p.lost = append(p.lost, err.Error())
 		return nil, err
@@ -199,7 +219,7 @@ func (p *tsPool) problems() []string {
 	defer p.mu.Unlock()
 	out := make([]string, 0, len(p.lost))
 	for _, l := range p.lost {
-		out = append(out, "a node worker of the TypeScript clients died, so their sessions were not measured after it: "+l)
+		out = append(out, "a "+workerName(p.f.cfg.Kind)+" died, so their sessions were not measured after it: "+l)
 	}
 	return out
 }
@@ -225,7 +245,18 @@ func openTS(ctx context.Context, c *Client) (libConn, error) {
 	}
 	opts := c.f.cfg.LibraryOptions
 	done := w.Ended(c.idx)
-	r, err := w.Request(ctx, tsworker.Msg{Op: "open", C: c.idx, URL: p.gwURL, Opts: opts, Name: c.f.ep.ClientName})
+	open := tsworker.Msg{Op: "open", C: c.idx, URL: p.gwURL, Opts: opts, Name: c.f.ep.ClientName}
+	timeout := tsDefaultTimeout
+	if ms := optInt(opts, "timeout", 0); ms > 0 {
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	if c.f.cfg.Kind == policy.ClientMCPGo16 {
+		// mcp-go has no call timeout of its own: the group's request_timeout is the
+		// application's, as for v1.2.1 in process; and it is pinned to the group's protocol.
+		timeout = c.f.ep.RequestTimeout
+		open.TimeoutMS, open.Protocol = timeout.Milliseconds(), c.f.ep.Protocol
+	}
+	r, err := w.Request(ctx, open)
 	if err != nil {
 		if !errors.Is(err, tsworker.ErrGone) {
 			_, _ = w.Request(context.Background(), tsworker.Msg{Op: "close", C: c.idx}) // it may still open
@@ -234,10 +265,6 @@ func openTS(ctx context.Context, c *Client) (libConn, error) {
 	}
 	if r.Ev != "opened" {
 		return nil, fmt.Errorf("%s: %s", c.f.cfg.Kind, r.Error)
-	}
-	timeout := tsDefaultTimeout
-	if ms := optInt(opts, "timeout", 0); ms > 0 {
-		timeout = time.Duration(ms) * time.Millisecond
 	}
 	return &tsConn{w: w, c: c.idx, id: r.Session, proto: r.Protocol, done: done, timeout: timeout}, nil
 }

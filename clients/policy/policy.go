@@ -88,6 +88,7 @@ const (
 	NameProbe      = vocab.NameProbe
 	ClientGoSDK    = vocab.ClientGoSDK
 	ClientMCPGo    = vocab.ClientMCPGo
+	ClientMCPGo16  = vocab.ClientMCPGo16
 	ClientTSSDK    = vocab.ClientTSSDK
 	ClientTSClient = vocab.ClientTSClient
 )

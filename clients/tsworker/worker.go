@@ -26,23 +26,26 @@ const ClientsPerWorker = 500
 
 // Msg is one line of the protocol, either way.
 type Msg struct {
-	Op       string          `json:"op,omitempty"`
-	Ev       string          `json:"ev,omitempty"`
-	C        int             `json:"c"`
-	Q        int64           `json:"q,omitempty"`
-	URL      string          `json:"url,omitempty"`
-	Name     string          `json:"name,omitempty"`
-	Opts     map[string]any  `json:"opts,omitempty"`
-	Tool     string          `json:"tool,omitempty"`
-	Args     any             `json:"args,omitempty"`
-	Progress string          `json:"progress,omitempty"`
-	Session  string          `json:"session,omitempty"`
-	Protocol string          `json:"protocol,omitempty"`
-	Error    string          `json:"error,omitempty"`
-	Tools    json.RawMessage `json:"tools,omitempty"`
-	Library  string          `json:"library,omitempty"`
-	Version  string          `json:"version,omitempty"`
-	PID      int             `json:"pid,omitempty"`
+	Op   string `json:"op,omitempty"`
+	Ev   string `json:"ev,omitempty"`
+	C    int    `json:"c"`
+	Q    int64  `json:"q,omitempty"`
+	URL  string `json:"url,omitempty"`
+	Name string `json:"name,omitempty"`
+	// TimeoutMS is the application's call timeout, for a worker whose library has none of its
+	// own (mcp-go's); the TypeScript SDKs take theirs from Opts.
+	TimeoutMS int64           `json:"timeout_ms,omitempty"`
+	Opts      map[string]any  `json:"opts,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Args      any             `json:"args,omitempty"`
+	Progress  string          `json:"progress,omitempty"`
+	Session   string          `json:"session,omitempty"`
+	Protocol  string          `json:"protocol,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Tools     json.RawMessage `json:"tools,omitempty"`
+	Library   string          `json:"library,omitempty"`
+	Version   string          `json:"version,omitempty"`
+	PID       int             `json:"pid,omitempty"`
 	// A call's result.
 	OK            bool   `json:"ok,omitempty"`
 	IsError       bool   `json:"is_error,omitempty"`
@@ -57,10 +60,11 @@ type Msg struct {
 }
 
 // ErrGone is the answer to every request of a worker that has exited.
-var ErrGone = errors.New("the node worker holding this client exited")
+var ErrGone = errors.New("the worker process holding this client exited")
 
 type Worker struct {
 	cmd     *exec.Cmd
+	what    string // "node worker", in errors
 	stdin   io.WriteCloser
 	wmu     sync.Mutex
 	w       *bufio.Writer
@@ -103,9 +107,17 @@ func Start(ctx context.Context, kind string) (*Worker, error) {
 	}
 	cmd := exec.Command("node", Script, "--library", lib)
 	cmd.Dir = dir
-	w := &Worker{cmd: cmd, exited: make(chan struct{}), pending: map[int64]chan Msg{},
+	return StartCommand(ctx, cmd, "node worker")
+}
+
+// StartCommand starts cmd as a worker that speaks this protocol (the node worker, or another
+// process built to speak it: clients/mcpgoworker's) and waits for its hello. what names it in
+// errors.
+func StartCommand(ctx context.Context, cmd *exec.Cmd, what string) (*Worker, error) {
+	w := &Worker{cmd: cmd, what: what, exited: make(chan struct{}), pending: map[int64]chan Msg{},
 		opens: map[int]chan Msg{}, ended: map[int]chan struct{}{}}
 	cmd.Stderr = &w.stderr
+	var err error
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -114,7 +126,7 @@ func Start(ctx context.Context, kind string) (*Worker, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the node worker: %w", err)
+		return nil, fmt.Errorf("starting the %s: %w", what, err)
 	}
 	w.w = bufio.NewWriter(w.stdin)
 	ready := make(chan Msg, 1)
@@ -124,10 +136,10 @@ func Start(ctx context.Context, kind string) (*Worker, error) {
 		w.library, w.version = m.Library, m.Version
 		return w, nil
 	case <-w.exited:
-		return nil, fmt.Errorf("the node worker exited before it was ready: %v; %s", w.exitErr, w.stderr.String())
+		return nil, fmt.Errorf("the %s exited before it was ready: %v; %s", what, w.exitErr, w.stderr.String())
 	case <-ctx.Done():
 		w.Stop(time.Second)
-		return nil, fmt.Errorf("the node worker was not ready in time: %w", ctx.Err())
+		return nil, fmt.Errorf("the %s was not ready in time: %w", what, ctx.Err())
 	}
 }
 
@@ -275,7 +287,7 @@ func (w *Worker) ExitedEarly() error {
 	case <-w.exited:
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return fmt.Errorf("node worker pid %d exited: %v; stderr: %s", w.cmd.Process.Pid, w.exitErr, w.stderr.String())
+		return fmt.Errorf("%s pid %d exited: %v; stderr: %s", w.what, w.cmd.Process.Pid, w.exitErr, w.stderr.String())
 	default:
 		return nil
 	}

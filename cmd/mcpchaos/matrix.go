@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/clients/mcpgoworker"
 	"github.com/mcpchaos/mcpchaos/clients/tsworker"
 	"github.com/mcpchaos/mcpchaos/gate"
 	"github.com/mcpchaos/mcpchaos/results"
@@ -223,6 +224,9 @@ func withoutMissingLibraries(w *workloads.Workload) (*workloads.Workload, string
 		var err error
 		if g.Policy == vocab.ClientTSSDK || g.Policy == vocab.ClientTSClient {
 			err = tsworker.Check(g.Policy)
+		}
+		if g.Policy == vocab.ClientMCPGo16 {
+			err = mcpgoworker.Check(g.Policy)
 		}
 		if err == nil {
 			keep = append(keep, g)

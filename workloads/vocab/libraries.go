@@ -12,13 +12,16 @@ import (
 // driven by the application loop of clients/fleet around the library's own session; what
 // happens after a drop is the library's doing.
 const (
-	ClientMCPGo    = "mcpgo"     // github.com/mark3labs/mcp-go's client, in process (fleet/driver_mcpgo.go)
-	ClientTSSDK    = "ts-sdk"    // @modelcontextprotocol/sdk 1.x in node workers (fleet/driver_ts.go)
-	ClientTSClient = "ts-client" // @modelcontextprotocol/client 2.x in node workers (fleet/driver_ts.go)
+	ClientMCPGo    = "mcpgo"      // github.com/mark3labs/mcp-go's client, in process (fleet/driver_mcpgo.go)
+	ClientMCPGo16  = "mcpgo-v1.6" // mcp-go v1.6.0's client, in a worker process (clients/mcpgoworker)
+	ClientTSSDK    = "ts-sdk"     // @modelcontextprotocol/sdk 1.x in node workers (fleet/driver_ts.go)
+	ClientTSClient = "ts-client"  // @modelcontextprotocol/client 2.x in node workers (fleet/driver_ts.go)
 )
 
 // Libraries lists the client kinds that run a real library, ClientGoSDK first.
-func Libraries() []string { return []string{ClientGoSDK, ClientMCPGo, ClientTSSDK, ClientTSClient} }
+func Libraries() []string {
+	return []string{ClientGoSDK, ClientMCPGo, ClientMCPGo16, ClientTSSDK, ClientTSClient}
+}
 
 // IsLibrary reports whether a group's policy names a client library.
 func IsLibrary(kind string) bool { return slices.Contains(Libraries(), kind) }
@@ -39,6 +42,9 @@ var libraryOptions = map[string]map[string]optionKind{
 	ClientGoSDK: {"MaxRetries": optCount, "DisableStandaloneSSE": optBool},
 	// transport.WithContinuousListening: open the GET listener (off by default).
 	ClientMCPGo: {"ContinuousListening": optBool},
+	// v1.6.0 adds transport.WithContinuousListeningBackoff(initial, max): the listener's
+	// reconnects back off (doubling from initial up to max) instead of one a second.
+	ClientMCPGo16: {"ContinuousListening": optBool, "ContinuousListeningBackoffInitial": optMillis, "ContinuousListeningBackoffMax": optMillis},
 	// reconnectionOptions of StreamableHTTPClientTransport, and the request options of callTool.
 	ClientTSSDK:    tsOptions,
 	ClientTSClient: tsOptions,
