@@ -440,6 +440,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,
+		EvictedCursor:       b.EvictedCursor,
 		NotifyInterval:      b.NotifyInterval,
 		Keepalive:           b.Keepalive,
 		Retry:               b.Retry,

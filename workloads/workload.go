@@ -98,6 +98,9 @@ type BuiltinTarget struct {
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
 	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
+	// EvictedCursor: how a live session's resume from a cursor its log evicted is answered:
+	// "unknown" (default: unknown_cursor_status) or "dead" (as expiry: dead_status, dead_body).
+	EvictedCursor string // evicted_cursor
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -206,7 +209,9 @@ var (
 	getValidation = []string{GetPermissive, GetStrict}
 	ttlModes      = vocab.TTLModes()
 	postResponses = []string{"sse", "json"}
-	streams       = []string{StreamDownstream, StreamUpstream}
+	// evictedCursors are evicted_cursor's values, the default first (refserver.EvictedCursors).
+	evictedCursors = []string{"unknown", "dead"}
+	streams        = []string{StreamDownstream, StreamUpstream}
 )
 
 // Policies lists the client policies a group may name.
