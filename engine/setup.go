@@ -369,6 +369,11 @@ func (r *runner) describeTarget(run *results.Run) {
 		na := f.NotObservable()
 		if r.inst == nil {
 			na = append(na, "calls_run_twice") // only the reference server counts executions
+			if f.Library() != nil {
+				// Only the server's death record tells a library's own ending of a live
+				// session from one of a dead session (clients/fleet/declared.go).
+				na = append(na, "live_sessions_declared_dead")
+			}
 		}
 		if len(na) > 0 {
 			if run.NotObservable == nil {
@@ -381,6 +386,8 @@ func (r *runner) describeTarget(run *results.Run) {
 		}
 		if r.servesAnyID() {
 			run.Withhold(f.Name(), results.ServesAnyID, estimateDerived...)
+			// Its follow-up request's 200 proves no session alive (clients/fleet/declared.go).
+			run.Withhold(f.Name(), results.ServesAnyID, "live_sessions_declared_dead")
 		}
 		if line := absoluteHint(f.Name(), f.Report().DeathTimes[truth.DeathObserved], r.w.Target); line != "" {
 			run.Notes = append(run.Notes, line)
@@ -447,6 +454,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,
+		EvictedCursor:       b.EvictedCursor,
 		NotifyInterval:      b.NotifyInterval,
 		Keepalive:           b.Keepalive,
 		KeepaliveShape:      b.KeepaliveShape,

@@ -28,6 +28,7 @@ const (
 var hazards = map[string]bool{
 	"misattributed_errors": true, "stale_events_applied": true, "reinit_collisions": true,
 	"retries_against_dead": true, "dead_session_requests": true, "tool_calls_failed": true,
+	"live_sessions_declared_dead": true,
 }
 
 // Class is what the metric says about the server (see Class).
@@ -85,7 +86,8 @@ func (m Metric) SessionFact() bool {
 	case kindRetryAmplification:
 		return true
 	case kindCounter:
-		return m.key == "sessions_dead" || m.key == "dead_session_requests"
+		// live_sessions_declared_dead: the server's eviction, one per session at most.
+		return m.key == "sessions_dead" || m.key == "dead_session_requests" || m.key == "live_sessions_declared_dead"
 	}
 	return false
 }

@@ -120,7 +120,8 @@ func (ts Tolerances) For(group, metric string) Tolerance {
 //	reinit_collisions, retries_against_dead      +0           may not grow at all
 //	dead_session_requests, tool_calls_failed,
 //	retry_amplification                          +10%
-//	sessions_dead (deaths per group)             +10%,+1
+//	sessions_dead (deaths per group),
+//	live_sessions_declared_dead                  +10%,+1
 //	*_latency and detection_delay p50/p90/p99/mean  +10%,+1ms  grows 10% and 1ms
 //	... p99.9                                    +20%,+1ms
 //	server_latency.p5 (the server's floor)       +10%,+1ms
@@ -151,7 +152,7 @@ func DefaultTolerances() Tolerances {
 	for _, c := range []string{"misattributed_errors", "stale_events_applied", "reinit_collisions", "retries_against_dead"} {
 		ts = append(ts, must(c, "+0"))
 	}
-	ts = append(ts, must("sessions_dead", "+10%,+1"))
+	ts = append(ts, must("sessions_dead", "+10%,+1"), must("live_sessions_declared_dead", "+10%,+1"))
 	for _, c := range []string{"dead_session_requests", "tool_calls_failed", "retry_amplification"} {
 		ts = append(ts, must(c, "+10%"))
 	}

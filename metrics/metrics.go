@@ -20,30 +20,31 @@ import (
 type Counter int
 
 const (
-	SessionsStarted      Counter = iota // initialize succeeded (first sessions and re-initializations)
-	Drops                               // a GET stream ended while the client still held its session
-	ReplaysOK                           // replay GET answered 200
-	ReplaysDead                         // replay GET answered a dead status (404/410 by default)
-	ReplaysUnknownCursor                // replay GET refused the cursor (any other status)
-	ProbesSent                          // liveness probes sent after a replay
-	SessionsDead                        // session deaths the client ran into (sent at least one request to)
-	SessionsDeadDetected                // deaths the client classified as session deaths
-	MisattributedErrors                 // dead-session failures surfaced as tool failures
-	DeadSessionRequests                 // requests sent carrying the id of an already dead session
-	RetriesAgainstDead                  // the part of those that were retries
-	StaleEventsApplied                  // replayed events of a dead session applied to client state
-	EventsQuarantined                   // such events withheld, as the decision rule demands
-	EventsApplied                       // all events applied to client state (live and stale)
-	ReinitCollisions                    // requests sent with an old id after the client re-initialized
-	Resyncs                             // cursor refused on a live session: fresh stream, no re-initialize
-	ReconnectsRefused                   // GET reconnects refused as a stream already attached (409; 400 not a dead status)
-	ToolCallsOK                         // tool calls that returned a result
-	ToolCallsFailed                     // tool calls surfaced as failures (after retries)
-	RequestsLost                        // stateless revision: requests whose response a fault cut in flight
-	RequestsReissued                    // stateless revision: those re-sent with a new request id
-	ToolErrors                          // tool calls whose result said isError: the tool's own answer
-	ServerRequests                      // requests of the server (ping, roots/list, ...) the client answered
-	CallsSkipped                        // a request loop's turns missed because its previous call was still running
+	SessionsStarted          Counter = iota // initialize succeeded (first sessions and re-initializations)
+	Drops                                   // a GET stream ended while the client still held its session
+	ReplaysOK                               // replay GET answered 200
+	ReplaysDead                             // replay GET answered a dead status (404/410 by default)
+	ReplaysUnknownCursor                    // replay GET refused the cursor (any other status)
+	ProbesSent                              // liveness probes sent after a replay
+	SessionsDead                            // session deaths the client ran into (sent at least one request to)
+	SessionsDeadDetected                    // deaths the client classified as session deaths
+	MisattributedErrors                     // dead-session failures surfaced as tool failures
+	LiveSessionsDeclaredDead                // live sessions a client abandoned on a dead status: the reverse misattribution
+	DeadSessionRequests                     // requests sent carrying the id of an already dead session
+	RetriesAgainstDead                      // the part of those that were retries
+	StaleEventsApplied                      // replayed events of a dead session applied to client state
+	EventsQuarantined                       // such events withheld, as the decision rule demands
+	EventsApplied                           // all events applied to client state (live and stale)
+	ReinitCollisions                        // requests sent with an old id after the client re-initialized
+	Resyncs                                 // cursor refused on a live session: fresh stream, no re-initialize
+	ReconnectsRefused                       // GET reconnects refused as a stream already attached (409; 400 not a dead status)
+	ToolCallsOK                             // tool calls that returned a result
+	ToolCallsFailed                         // tool calls surfaced as failures (after retries)
+	RequestsLost                            // stateless revision: requests whose response a fault cut in flight
+	RequestsReissued                        // stateless revision: those re-sent with a new request id
+	ToolErrors                              // tool calls whose result said isError: the tool's own answer
+	ServerRequests                          // requests of the server (ping, roots/list, ...) the client answered
+	CallsSkipped                            // a request loop's turns missed because its previous call was still running
 	// The library failures (client kinds that run a real MCP client library; docs/metrics.md).
 	CallsHung                     // calls that returned only at their timeout while their session was dead or their stream cut
 	HungSeconds                   // the seconds those calls waited, each call rounded to a whole second (shards add exactly)
@@ -73,7 +74,7 @@ const (
 
 var counterNames = [numCounters]string{
 	"sessions_started", "drops", "replays_ok", "replays_dead", "replays_unknown_cursor",
-	"probes_sent", "sessions_dead", "sessions_dead_detected", "misattributed_errors",
+	"probes_sent", "sessions_dead", "sessions_dead_detected", "misattributed_errors", "live_sessions_declared_dead",
 	"dead_session_requests", "retries_against_dead", "stale_events_applied",
 	"events_quarantined", "events_applied", "reinit_collisions", "resyncs", "reconnects_refused",
 	"tool_calls_ok", "tool_calls_failed", "requests_lost", "requests_reissued",
@@ -103,6 +104,7 @@ var counterHelp = [numCounters]string{
 	"Session deaths the clients ran into (sent at least one request to).",
 	"Session deaths the clients classified as such.",
 	"Failures caused by a dead session that clients surfaced as tool failures.",
+	"Sessions clients abandoned as dead on a dead status (a resume answered 404) while the server still had them alive.",
 	"Requests sent carrying the id of a session that had already died.",
 	"The retries among the dead-session requests.",
 	"Replayed events of a dead session applied to client state.",

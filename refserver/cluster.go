@@ -359,6 +359,7 @@ func (c *Cluster) Stats() Stats {
 		t.SessionsDeleted += st.SessionsDeleted
 		t.SessionsExpired += st.SessionsExpired
 		t.SessionsRefused += st.SessionsRefused
+		t.LiveResumesAnsweredDead += st.LiveResumesAnsweredDead
 	}
 	t.WrongEra = c.wrongEra.Load()
 	return t

@@ -102,6 +102,12 @@ type Config struct {
 	// stream over (the old connection is most likely a drop the server has not noticed yet).
 	// A half-open stream (the half_open fault) then locks the session's stream out.
 	StreamConflict bool
+
+	// EvictedCursor is how a resume of a live session is answered when its cursor is one
+	// the session's log evicted (RetentionEvents, Retention): EvictedUnknown (the default:
+	// UnknownCursorStatus) or EvictedDead (DeadStatus and DeadBody, the same answer as
+	// expiry: evict.go). A log read back from Redis knows of no eviction.
+	EvictedCursor string
 	// Now is the clock. nil means time.Now.
 	Now func() time.Time
 }
@@ -144,6 +150,9 @@ func (c Config) WithDefaults() Config {
 	if c.SlowStep == 0 {
 		c.SlowStep = defaultSlowStep
 	}
+	if c.EvictedCursor == "" {
+		c.EvictedCursor = EvictedUnknown
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -180,6 +189,9 @@ func (c Config) Validate() error {
 	}
 	if c.TTLMode != "" && c.TTLMode != TTLSliding && c.TTLMode != TTLAbsolute {
 		errs = append(errs, fmt.Errorf("ttl mode %q: want %q or %q", c.TTLMode, TTLSliding, TTLAbsolute))
+	}
+	if c.EvictedCursor != EvictedUnknown && c.EvictedCursor != EvictedDead {
+		errs = append(errs, fmt.Errorf("evicted cursor %q: want %q or %q", c.EvictedCursor, EvictedUnknown, EvictedDead))
 	}
 	if c.PostResponse != PostSSE && c.PostResponse != PostJSON {
 		errs = append(errs, fmt.Errorf("post response %q: want %q or %q", c.PostResponse, PostSSE, PostJSON))

@@ -57,6 +57,7 @@ type eventLog struct {
 	mu         sync.Mutex
 	events     []event // events[head:] are kept, oldest first
 	head       int
+	evicted    uint64      // the newest id evicted so far (evict.go); 0: none
 	posts      uint32      // POST streams opened so far
 	ended      bool        // the session died: Strict closes its streams
 	standalone *follower   // the connection serving the GET stream, if any
@@ -94,6 +95,7 @@ func (l *eventLog) evictLocked(now int64) {
 		if !expired && len(l.events)-l.head <= l.lim.max {
 			break
 		}
+		l.evicted = e.id
 		*e = event{} // free the data now, not at the next compaction
 		l.head++
 	}

@@ -38,6 +38,9 @@ type Stats struct {
 	SessionsExpired int64  // ended by TTL, as the reaper found them
 	SessionsRefused int64  // initializes answered 503 at Config.MaxSessions
 	WrongEra        int64  // requests of a generation the server does not speak (Config.Era, era.go)
+	// LiveResumesAnsweredDead: resumes of live sessions answered as dead because their
+	// cursor was evicted (Config.EvictedCursor dead; evict.go).
+	LiveResumesAnsweredDead int64
 }
 
 // Server is the reference MCP server. It is an http.Handler that serves the
@@ -62,6 +65,7 @@ type Server struct {
 	created, streams, emitted, replayed, deadRequests atomic.Int64
 	deleted, expired, refused                         atomic.Int64  // leak.go, metrics.go
 	wrongEra                                          *atomic.Int64 // era.go: a Cluster's replicas share one
+	evictedDead                                       atomic.Int64  // evict.go
 }
 
 // New returns a server for cfg (see Config.WithDefaults) and starts its one
@@ -187,21 +191,22 @@ func (s *Server) DeathTime(sessionID string) (time.Time, bool) {
 func (s *Server) Stats() Stats {
 	live, died := s.sessions.count(s.now(), s.ttl)
 	return Stats{
-		SessionsCreated: s.created.Load(),
-		SessionsLive:    live,
-		SessionsDied:    died,
-		SessionsHeld:    s.sessions.held.Load(),
-		SessionsDeleted: s.deleted.Load(),
-		SessionsExpired: s.expired.Load(),
-		SessionsRefused: s.refused.Load(),
-		WrongEra:        s.wrongEra.Load(),
-		StreamsOpen:     s.streams.Load(),
-		EventsEmitted:   s.emitted.Load(),
-		EventsReplayed:  s.replayed.Load(),
-		DeadRequests:    s.deadRequests.Load(),
-		ListensOpen:     s.lis.open.Load(),
-		ListenNotified:  s.lis.sent.Load(),
-		ListenSeq:       s.lis.seq.Load(),
+		SessionsCreated:         s.created.Load(),
+		SessionsLive:            live,
+		SessionsDied:            died,
+		SessionsHeld:            s.sessions.held.Load(),
+		SessionsDeleted:         s.deleted.Load(),
+		SessionsExpired:         s.expired.Load(),
+		SessionsRefused:         s.refused.Load(),
+		LiveResumesAnsweredDead: s.evictedDead.Load(),
+		WrongEra:                s.wrongEra.Load(),
+		StreamsOpen:             s.streams.Load(),
+		EventsEmitted:           s.emitted.Load(),
+		EventsReplayed:          s.replayed.Load(),
+		DeadRequests:            s.deadRequests.Load(),
+		ListensOpen:             s.lis.open.Load(),
+		ListenNotified:          s.lis.sent.Load(),
+		ListenSeq:               s.lis.seq.Load(),
 	}
 }
 

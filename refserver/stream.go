@@ -50,6 +50,9 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
 			s.writeDead(w)
 			return
 		}
+		if s.answerEvicted(w, log, cursor, err == nil) {
+			return
+		}
 		if s.cfg.UnknownCursorStatus != -1 {
 			http.Error(w, "unknown Last-Event-ID "+strconv.Quote(cursorText), s.cfg.UnknownCursorStatus)
 			return

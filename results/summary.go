@@ -26,6 +26,7 @@ var summaryRows = []struct {
 	{"sessions dead (ran into)", counter("sessions_dead")},
 	{"deaths detected as such", counter("sessions_dead_detected")},
 	{"misattributed errors", counter("misattributed_errors")},
+	{"live sessions declared dead", counter("live_sessions_declared_dead")},
 	{"dead-session requests", counter("dead_session_requests")},
 	{"  of them retries", counter("retries_against_dead")},
 	{"retry amplification", func(g *Group) string { return fmt.Sprintf("%.2f", g.RetryAmplification) }},
@@ -149,7 +150,8 @@ var rowMetrics = map[string][]string{
 	"replays 200 / dead / refused": {"replays_ok"}, "probes sent": {"probes_sent"},
 	"sessions dead (ran into)": {"sessions_dead"}, "deaths detected as such": {"sessions_dead_detected"},
 	"misattributed errors": {"misattributed_errors"}, "dead-session requests": {"dead_session_requests"},
-	"  of them retries": {"retries_against_dead"}, "retry amplification": {"retry_amplification"},
+	"live sessions declared dead": {"live_sessions_declared_dead"},
+	"  of them retries":           {"retries_against_dead"}, "retry amplification": {"retry_amplification"},
 	"stale events applied": {"stale_events_applied"}, "events quarantined": {"events_quarantined"},
 	"re-init collisions": {"reinit_collisions"}, "false-healthy seconds": {"false_healthy_seconds"},
 	"probe latency p50 / p99": {"probe_latency"}, "reconnect latency p50 / p99": {"reconnect_latency"},
@@ -238,7 +240,7 @@ func WriteSummary(w io.Writer, e *Export) error {
 				if why := e.Run.WithheldWhy(e.Groups[i].Name, m); why != "" {
 					v = withheldMark(why)
 				}
-				if listenRow(row.label) && slices.Contains(e.Run.NotObservable[e.Groups[i].Name], m) {
+				if (listenRow(row.label) || m == "live_sessions_declared_dead") && slices.Contains(e.Run.NotObservable[e.Groups[i].Name], m) {
 					v = "not observable" // no listen stream offered, or no numbers to see a gap in
 				}
 			}

@@ -178,6 +178,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad enum with suggestion", "    session_ttl: 3s\n", "    session_ttl: 3s\n    get_validation: Strict\n", []wantErr{
 			{5, 21, "target.builtin.get_validation", "Strict", []string{`did you mean "strict"?`}},
 		}},
+		{"bad evicted cursor", "    session_ttl: 3s\n", "    session_ttl: 3s\n    evicted_cursor: gone\n", []wantErr{
+			{5, 21, "target.builtin.evicted_cursor", "gone", []string{`unknown value "gone"; use one of unknown, dead`}},
+		}},
 		{"bad ttl mode", "    session_ttl: 3s\n", "    session_ttl: 3s\n    ttl_mode: fixed\n", []wantErr{
 			{5, 15, "target.builtin.ttl_mode", "fixed", []string{`unknown value "fixed"; use one of sliding, absolute`}},
 		}},

@@ -38,6 +38,7 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"dead_status", "set the HTTP status the server answers for a dead session, e.g. 404"},
 	{"dead_body", `set the body the server answers for a dead session, e.g. {"error":"session expired"}`},
 	{"unknown_cursor_status", "set the HTTP status for a replay from an unknown cursor, e.g. 400, or -1 for 200 with nothing replayed"},
+	{"evicted_cursor", "set how a live session's resume from a cursor its log evicted (retention_events) is answered: unknown (unknown_cursor_status, the default) or dead (the same answer as expiry)"},
 	{"notify_interval", "set how often the server sends each session a notification, e.g. 1s, or 0s for never"},
 	{"keepalive", "set the server's keep-alives on open streams: a duration for a `: ping` comment that often (e.g. 15s; 0s or none for never), or {shape: comment|event|no-id|none, every: 15s}"},
 	{"retry", "set the SSE retry the server advertises, e.g. 200ms, or 0s to send none"},
@@ -266,6 +267,9 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 				d.errorf(cf.node, cf.path, "must be an HTTP status between 100 and 599, or -1, got %d; %s", v, cf.hint)
 			}
 		}
+	}
+	if m.field("evicted_cursor") != nil { // absent: "" (the server's default, unknown)
+		b.EvictedCursor = m.oneOf("evicted_cursor", evictedCursors)
 	}
 	b.NotifyInterval = m.loopDuration("notify_interval", defaultNotifyInterval, minServerTick, true)
 	d.keepalive(m, b)

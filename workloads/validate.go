@@ -138,6 +138,9 @@ func (v *validator) builtin(b *BuiltinTarget) {
 	if b.UnknownCursorStatus != -1 {
 		v.status(p+"unknown_cursor_status", b.UnknownCursorStatus)
 	}
+	if b.EvictedCursor != "" {
+		v.oneOf(p+"evicted_cursor", b.EvictedCursor, evictedCursors)
+	}
 	v.duration(p+"notify_interval", b.NotifyInterval, false)
 	v.loop(p+"notify_interval", b.NotifyInterval, minServerTick, true)
 	v.duration(p+"keepalive", b.Keepalive, false)

@@ -101,6 +101,9 @@ type BuiltinTarget struct {
 	StreamConflict      bool          // stream_conflict: 409 to a resume of a GET stream another connection holds; default false
 	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
 	Era                 string        // era: vocab.EraBoth (default), EraSession or EraStateless: the protocol generations it speaks
+	// EvictedCursor: how a live session's resume from a cursor its log evicted is answered:
+	// "unknown" (default: unknown_cursor_status) or "dead" (as expiry: dead_status, dead_body).
+	EvictedCursor string // evicted_cursor
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -210,7 +213,9 @@ var (
 	ttlModes      = vocab.TTLModes()
 	eras          = vocab.Eras()
 	postResponses = []string{"sse", "json"}
-	streams       = []string{StreamDownstream, StreamUpstream}
+	// evictedCursors are evicted_cursor's values, the default first (refserver.EvictedCursors).
+	evictedCursors = []string{"unknown", "dead"}
+	streams        = []string{StreamDownstream, StreamUpstream}
 )
 
 // Policies lists the client policies a group may name.

@@ -24,6 +24,7 @@ type held struct {
 	ranInto  atomic.Bool // counted once in sessions_dead
 	settled  atomic.Bool // its false-healthy time is counted
 	sourced  atomic.Bool // its death counted once by how its time was obtained
+	declared atomic.Bool // counted once as a live session declared dead (declared.go)
 	lib      libWatch    // what a client library did with it (library kinds; driver_lib_judge.go)
 	// refusedSince: when its GET reconnects began to be refused as a stream already attached
 	// (unix ns; 0: not refused), until one is accepted (refusals.go)
@@ -118,6 +119,8 @@ func (c *Client) abandon(h *held, detected, allLoops bool) {
 		if d, dead := c.f.truth.DeadSince(h.s.ID); dead && !d.After(now) {
 			c.f.rec.Record(metrics.DetectionDelay, c.idx, now.Sub(d))
 			c.countDeath(h)
+		} else if !dead && c.f.exactDeaths() {
+			c.declaredLive(h) // the server's record has it alive (declared.go)
 		}
 	}
 	c.settle(h, now)

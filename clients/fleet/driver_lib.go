@@ -61,6 +61,7 @@ func (d libDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
 			// The library ended the session by itself (its stream could not be resumed, or
 			// the server said the session is gone): the application connects anew.
 			h.lib.surfaced.Store(true)
+			c.judgeLibraryEnded(h)
 			c.abandon(h, c.deadNow(h), true)
 		}
 		now := time.Now()

@@ -51,6 +51,7 @@ type libWatch struct {
 	getsOpen    atomic.Int64 // GET streams open now
 	lastGETEnd  atomic.Int64 // unix ns the last GET stream ended or failed
 	surfaced    atomic.Bool  // the library told the application the session or connection ended
+	deadStatus  atomic.Bool  // the server answered one of the session's requests with a dead status
 	judged      atomic.Bool  // its listener was judged (once)
 }
 
@@ -162,6 +163,9 @@ func (w *libWatch) getEnded() {
 // transport failure): its GETs (background requests when the session was dead already), a
 // replay the server answered from a dead session's log, and a dead session's POST served 2xx.
 func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, status int) {
+	if c.f.dead(status) {
+		h.lib.deadStatus.Store(true)
+	}
 	d, died := c.f.truth.DeadSince(h.s.ID)
 	deadBefore := died && d.Before(sent)
 	switch method {

@@ -169,7 +169,7 @@ func (c *Client) tickStateless(ctx context.Context, k int) {
 // server they stay zero because there is nothing to count, not because all was well.
 func SessionOnlyMetrics() []string {
 	return []string{"sessions_started", "drops", "replays_ok", "replays_dead", "replays_unknown_cursor", "probes_sent",
-		"sessions_dead", "sessions_dead_detected", "misattributed_errors", "dead_session_requests",
+		"sessions_dead", "sessions_dead_detected", "misattributed_errors", "live_sessions_declared_dead", "dead_session_requests",
 		"retries_against_dead", "stale_events_applied", "events_quarantined", "events_applied",
 		"reinit_collisions", "resyncs", "retry_amplification", "false_healthy_seconds",
 		"probe_latency", "reconnect_latency", "detection_delay", "reconnects_refused", "refusal_duration"}

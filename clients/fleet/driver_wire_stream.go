@@ -236,6 +236,9 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 		}
 		switch c.f.policy.AfterReplay(r, func() policy.ProbeResult { return c.probe(h) }) {
 		case policy.Teardown:
+			if r.Dead {
+				c.judgeAbandonedResume(h) // a URL target: did the server still have it?
+			}
 			c.abandon(h, true, true)
 			return nil, nil
 		case policy.Resync:

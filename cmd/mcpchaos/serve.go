@@ -50,6 +50,9 @@ func newServeCmd() *cobra.Command {
 			if err := checkListenAddr("--addr", addr, "127.0.0.1:8080", public, "pass --public to listen there"); err != nil {
 				return err
 			}
+			if !slices.Contains(refserver.EvictedCursors(), cfg.EvictedCursor) && cmd.Flags().Changed("evicted-cursor") {
+				return usagef("--evicted-cursor %q: want one of %s", cfg.EvictedCursor, strings.Join(refserver.EvictedCursors(), ", "))
+			}
 			cfg = cfg.WithDefaults()
 			if err := cfg.Validate(); err != nil {
 				return &usageError{err}
@@ -90,6 +93,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&getVal, "get-validation", "permissive", "permissive (cursor only, as in the seed) or strict")
 	f.IntVar(&cfg.DeadStatus, "dead-status", 0, "status for a dead session (0: 404)")
 	f.StringVar(&cfg.DeadBody, "dead-body", "", `body for a dead session (default {"error":"session expired"})`)
+	f.StringVar(&cfg.EvictedCursor, "evicted-cursor", refserver.EvictedUnknown, "a live session's resume from a cursor its log evicted: unknown (answered as an unknown cursor: 400) or dead (the same answer as expiry: --dead-status, --dead-body)")
 	f.DurationVar(&cfg.NotifyInterval, "notify-interval", 0, "server notifications on each live session's stream (0: off)")
 	f.DurationVar(&cfg.Keepalive, "keepalive", 0, "keep-alives on open streams this often, of --keepalive-shape (0: off)")
 	f.StringVar(&cfg.KeepaliveShape, "keepalive-shape", "", "what a keep-alive is: comment (`: ping`, the default), event (`event: ping` with data), no-id (a data event without id:) or none")
@@ -153,6 +157,7 @@ func overrideFromFlags(cmd *cobra.Command, cfg *refserver.Config, topo *refserve
 		"retention-events": func() { cfg.RetentionEvents = f.RetentionEvents },
 		"dead-status":      func() { cfg.DeadStatus = f.DeadStatus },
 		"dead-body":        func() { cfg.DeadBody = f.DeadBody },
+		"evicted-cursor":   func() { cfg.EvictedCursor = f.EvictedCursor },
 		"notify-interval":  func() { cfg.NotifyInterval = f.NotifyInterval },
 		"keepalive":        func() { cfg.Keepalive = f.Keepalive },
 		"keepalive-shape":  func() { cfg.KeepaliveShape = f.KeepaliveShape },

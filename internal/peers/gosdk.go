@@ -27,9 +27,13 @@ func GoSDK(t testing.TB, o Options) *Server {
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 	})
 	addGoSDKTools(srv, c)
+	store := mcp.NewMemoryEventStore(nil)
+	if o.EventStoreMaxBytes > 0 {
+		store.SetMaxBytes(o.EventStoreMaxBytes)
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		SessionTimeout: o.SessionTTL,
-		EventStore:     mcp.NewMemoryEventStore(nil),
+		EventStore:     store,
 	})
 	notifyLoop(t, o.Notify, func(ctx context.Context) {
 		for ss := range srv.Sessions() {

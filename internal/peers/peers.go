@@ -46,6 +46,10 @@ type Options struct {
 	// stream (a log message); 0 = never. The Go SDK sends log messages only to clients that
 	// set a level (logging/setLevel).
 	Notify time.Duration
+	// EventStoreMaxBytes caps the Go SDK peer's MemoryEventStore (SetMaxBytes): past it the
+	// store purges the oldest events, of live sessions too, and a resume from a purged cursor
+	// is answered 400 "failed to replay events". 0 = the SDK's default (10 MiB).
+	EventStoreMaxBytes int
 }
 
 // Server is a running peer.

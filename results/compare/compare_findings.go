@@ -11,14 +11,15 @@ import (
 
 // What a hazard's regression means, in words a release manager reads without the metric ids.
 var hazardWords = map[string]string{
-	"misattributed_errors":  "blames tools for session deaths",
-	"stale_events_applied":  "applies replayed events of dead sessions",
-	"reinit_collisions":     "sends requests with old session ids after re-initializing",
-	"retries_against_dead":  "retries against dead sessions",
-	"dead_session_requests": "sends more requests to dead sessions",
-	"tool_calls_failed":     "fails more tool calls",
-	"false_healthy_seconds": "believes dead sessions alive for longer",
-	"retry_amplification":   "piles more retries onto each dead session",
+	"misattributed_errors":        "blames tools for session deaths",
+	"live_sessions_declared_dead": "abandons live sessions as dead",
+	"stale_events_applied":        "applies replayed events of dead sessions",
+	"reinit_collisions":           "sends requests with old session ids after re-initializing",
+	"retries_against_dead":        "retries against dead sessions",
+	"dead_session_requests":       "sends more requests to dead sessions",
+	"tool_calls_failed":           "fails more tool calls",
+	"false_healthy_seconds":       "believes dead sessions alive for longer",
+	"retry_amplification":         "piles more retries onto each dead session",
 }
 
 // findings says in words what changed in the server's sessions, one line per group with a

@@ -130,6 +130,7 @@ var counterRows = []struct{ label, metric string }{
 	{"sessions dead (ran into)", "sessions_dead"},
 	{"deaths detected as such", "sessions_dead_detected"},
 	{"misattributed errors", "misattributed_errors"},
+	{"live sessions declared dead", "live_sessions_declared_dead"},
 	{"dead-session requests", "dead_session_requests"},
 	{"  of them retries", "retries_against_dead"},
 	{"retry amplification", "retry_amplification"},
