@@ -71,7 +71,7 @@ func buildAction(f workloads.Fault, runSecrets *redact.Set, groups *faults.Group
 	a := f.Action
 	switch a.Kind {
 	case workloads.ActionRestart:
-		return faults.Restart{Name: f.Name, Replica: a.Replica, Delay: a.Delay, Grace: a.Grace}, nil
+		return faults.Restart{Name: f.Name, Replica: a.Replica, Delay: a.Delay, Grace: a.Grace, Era: a.Era}, nil
 	case workloads.ActionRebalance:
 		return faults.Rebalance{Name: f.Name}, nil
 	case workloads.ActionScale:
@@ -116,8 +116,8 @@ func (r *runner) runActions(ctx context.Context, start time.Time) error {
 type clusterTopology struct{ c *refserver.Cluster }
 
 func (t clusterTopology) Slots() []int { return t.c.Slots() }
-func (t clusterTopology) Restart(slot int, fault string, grace time.Duration) error {
-	return t.c.Restart(slot, fault, grace)
+func (t clusterTopology) RestartAs(slot int, fault string, grace time.Duration, era string) error {
+	return t.c.RestartAs(slot, fault, grace, era)
 }
 func (t clusterTopology) Rebalance(fault string)          { t.c.Rebalance(fault) }
 func (t clusterTopology) Scale(n int, fault string) error { return t.c.Scale(n, fault) }

@@ -437,6 +437,7 @@ func configOf(b *workloads.BuiltinTarget) refserver.Config {
 		RetentionEvents:     b.RetentionEvents,
 		GetValidation:       refserver.GetValidation(b.GetValidation),
 		TTLMode:             b.TTLMode,
+		Era:                 b.Era,
 		DeadStatus:          b.DeadStatus,
 		DeadBody:            b.DeadBody,
 		UnknownCursorStatus: b.UnknownCursorStatus,

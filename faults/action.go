@@ -17,10 +17,12 @@ import (
 // Topology is the reference server as replicas behind a router: what
 // restart, rebalance and scale act on. refserver.Cluster implements it.
 type Topology interface {
-	Slots() []int                                              // the replicas that exist now
-	Restart(slot int, fault string, grace time.Duration) error // a fresh process in the slot: its in-memory sessions are lost
-	Rebalance(fault string)                                    // the router loses its session affinities
-	Scale(replicas int, fault string) error                    // replicas removed (their sessions lost) or added
+	Slots() []int // the replicas that exist now
+	// RestartAs puts a fresh process in the slot, speaking era ("": as before): its in-memory
+	// sessions are lost.
+	RestartAs(slot int, fault string, grace time.Duration, era string) error
+	Rebalance(fault string)                 // the router loses its session affinities
+	Scale(replicas int, fault string) error // replicas removed (their sessions lost) or added
 }
 
 // Action is one non-network fault. Do carries it out once and returns when it

@@ -132,13 +132,13 @@ type fakeTopology struct {
 }
 
 func (f *fakeTopology) Slots() []int { return f.slots }
-func (f *fakeTopology) Restart(slot int, fault string, grace time.Duration) error {
+func (f *fakeTopology) RestartAs(slot int, fault string, grace time.Duration, era string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if slot >= len(f.slots) {
 		return errors.New("no such replica")
 	}
-	f.calls = append(f.calls, "restart "+strconv.Itoa(slot)+" "+fault+" "+grace.String())
+	f.calls = append(f.calls, strings.TrimSpace("restart "+strconv.Itoa(slot)+" "+fault+" "+grace.String()+" "+era))
 	return nil
 }
 func (f *fakeTopology) Rebalance(fault string) { f.calls = append(f.calls, "rebalance "+fault) }

@@ -19,6 +19,9 @@ type Restart struct {
 	// Grace is how long a replaced process drains: its streams are cut at
 	// once, it goes on logging for the sessions it lost until it exits.
 	Grace time.Duration
+	// Era is the protocol era the restarted replicas speak ("": as before): a rolling upgrade
+	// across eras (refserver.EraBoth, EraSession, EraStateless).
+	Era string
 }
 
 // AllReplicas makes a Restart roll through every replica.
@@ -43,7 +46,7 @@ func (r Restart) Do(ctx context.Context, env Env) Outcome {
 			break
 		}
 		at := env.Since()
-		if err := env.Topology.Restart(slot, r.Name, r.Grace); err != nil {
+		if err := env.Topology.RestartAs(slot, r.Name, r.Grace, r.Era); err != nil {
 			out.Err = err
 			break
 		}

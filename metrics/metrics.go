@@ -63,6 +63,10 @@ const (
 	// ErrorsOwnLimits: transport errors of the tool's own process running out of descriptors,
 	// local ports or buffers (EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS): never the server's.
 	ErrorsOwnLimits
+	// WrongEraRequests: requests the server answered as of a protocol era it does not speak
+	// (a 404 carrying -32601, a 400 asking for Mcp-Method): the client had cached the origin's
+	// era while a rolling upgrade moved it on. Never counted as session deaths.
+	WrongEraRequests
 	numCounters
 )
 
@@ -79,6 +83,7 @@ var counterNames = [numCounters]string{
 	"listens", "listen_drops", "notifications_received", "notifications_lost",
 	"sessions_closed", "sessions_abandoned",
 	"errors_own_limits",
+	"wrong_era_requests",
 }
 
 func (c Counter) String() string { return counterNames[c] }
@@ -127,6 +132,7 @@ var counterHelp = [numCounters]string{
 	"Sessions the clients ended with DELETE (a churning client's, and each live one at the end of the run).",
 	"Sessions churning clients left without DELETE: they stopped using them, and only the server's TTL can reclaim them.",
 	"Transport errors of the tool's own process out of descriptors, local ports or buffers (EMFILE, ENFILE, EADDRNOTAVAIL, ENOBUFS).",
+	"Requests the server answered as of a protocol era it does not speak (404 with -32601, 400 asking for Mcp-Method): not session deaths.",
 }
 
 // Counters lists every counter in export order.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -93,6 +94,9 @@ type Cluster struct {
 	lim    *logLimits  // one event-id counter for the whole cluster
 	execs  *executions // one count of tool calls run: a re-issue may reach another replica
 	mirror *redisLog   // a Redis event log, or nil
+	// wrongEra counts the replicas' answers to requests of a generation they do not speak
+	// (era.go), whichever replica gave them.
+	wrongEra atomic.Int64
 
 	mu       sync.Mutex
 	replicas []*replica // by slot; nil: removed by a scale-down
@@ -147,12 +151,21 @@ func NewCluster(cfg Config, topo Topology) (*Cluster, error) {
 	return c, nil
 }
 
-func (c *Cluster) newReplica() *Server {
+func (c *Cluster) newReplica() *Server { return c.newReplicaAs("") }
+
+// newReplicaAs is a new replica speaking era ("": the cluster's Config.Era).
+func (c *Cluster) newReplicaAs(era string) *Server {
 	logs := c.shared
 	if logs == nil {
 		logs = newLogStore()
 	}
-	return newServer(c.cfg, logs, c.lim, c.execs)
+	cfg := c.cfg
+	if era != "" {
+		cfg.Era = era
+	}
+	s := newServer(cfg, logs, c.lim, c.execs)
+	s.wrongEra = &c.wrongEra // counted across restarts: a replica's answers outlive it
+	return s
 }
 
 // RunTwice says which tool calls the cluster ran more than once, on any replicas.
@@ -347,6 +360,7 @@ func (c *Cluster) Stats() Stats {
 		t.SessionsExpired += st.SessionsExpired
 		t.SessionsRefused += st.SessionsRefused
 	}
+	t.WrongEra = c.wrongEra.Load()
 	return t
 }
 

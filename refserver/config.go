@@ -42,6 +42,9 @@ type Config struct {
 	// session-scoped POST) or TTLAbsolute (SessionTTL runs from initialize, however active the
 	// session is, as gateways that cap a session's lifetime do).
 	TTLMode string
+	// Era is which protocol generations the server speaks: EraBoth (the default), EraSession
+	// or EraStateless (era.go). A Cluster restarts a replica into another (RestartAs).
+	Era string
 	// Retention is how long an event stays in the event log, counted from its
 	// emission and independent of the session's life: events outlive their
 	// session when Retention > SessionTTL. 0 keeps events until
@@ -161,6 +164,9 @@ func (c Config) Validate() error {
 	}
 	if c.GetValidation != Permissive && c.GetValidation != Strict {
 		errs = append(errs, fmt.Errorf("get validation %q: want %q or %q", c.GetValidation, Permissive, Strict))
+	}
+	if err := validEra(c.Era); err != nil {
+		errs = append(errs, err)
 	}
 	if c.TTLMode != "" && c.TTLMode != TTLSliding && c.TTLMode != TTLAbsolute {
 		errs = append(errs, fmt.Errorf("ttl mode %q: want %q or %q", c.TTLMode, TTLSliding, TTLAbsolute))

@@ -80,18 +80,19 @@ const docRef = " Defined in docs/metrics.md of the mcpchaos repository."
 
 // collectorMetrics are the collector's metrics without their labels: name → help.
 var collectorMetrics = map[string]string{
-	"sessions_held":          "Session records the server holds: live sessions, and dead ones not yet reclaimed (with --leak: never).",
-	"sessions_live":          "Sessions alive now.",
-	"sessions_opened_total":  "Sessions created by initialize.",
-	"sessions_deleted_total": "Sessions ended by the client's DELETE.",
-	"sessions_expired_total": "Sessions ended by the idle TTL, as the reaper found them.",
-	"sessions_refused_total": "Initializes answered 503 because the server held max_sessions sessions.",
-	"max_sessions":           "The cap on sessions held (0: none).",
-	"streams_open":           "GET streams open now.",
-	"event_logs":             "Event logs the server keeps, one per session, some outliving it.",
-	"event_log_entries":      "Events kept in the event logs.",
-	"event_log_bytes":        "Bytes of the events kept in the event logs (the encoded messages).",
-	"requests_total":         "Requests to the MCP endpoint by the HTTP status answered.",
+	"sessions_held":            "Session records the server holds: live sessions, and dead ones not yet reclaimed (with --leak: never).",
+	"sessions_live":            "Sessions alive now.",
+	"sessions_opened_total":    "Sessions created by initialize.",
+	"sessions_deleted_total":   "Sessions ended by the client's DELETE.",
+	"sessions_expired_total":   "Sessions ended by the idle TTL, as the reaper found them.",
+	"sessions_refused_total":   "Initializes answered 503 because the server held max_sessions sessions.",
+	"max_sessions":             "The cap on sessions held (0: none).",
+	"wrong_era_requests_total": "Requests of a protocol era the server does not speak (era: session or stateless), answered as such a server does.",
+	"streams_open":             "GET streams open now.",
+	"event_logs":               "Event logs the server keeps, one per session, some outliving it.",
+	"event_log_entries":        "Events kept in the event logs.",
+	"event_log_bytes":          "Bytes of the events kept in the event logs (the encoded messages).",
+	"requests_total":           "Requests to the MCP endpoint by the HTTP status answered.",
 }
 
 func newCollector(inst *Instance, codes *statusCounts) *collector {
@@ -128,6 +129,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter("sessions_deleted_total", st.SessionsDeleted)
 	counter("sessions_expired_total", st.SessionsExpired)
 	counter("sessions_refused_total", st.SessionsRefused)
+	counter("wrong_era_requests_total", st.WrongEra)
 	gauge("max_sessions", int64(c.inst.config().MaxSessions))
 	gauge("streams_open", st.StreamsOpen)
 	gauge("event_logs", z.Logs)

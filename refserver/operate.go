@@ -29,13 +29,22 @@ func (c *Cluster) Slots() []int {
 // serve (a shared log takes them) until it exits. Those are the events a
 // reconnecting client replays from the shared log: the seed's stale events.
 func (c *Cluster) Restart(slot int, fault string, grace time.Duration) error {
+	return c.RestartAs(slot, fault, grace, "")
+}
+
+// RestartAs is Restart into a replica that speaks era (EraBoth, EraSession, EraStateless; ""
+// keeps the cluster's): a step of a rolling upgrade across protocol eras.
+func (c *Cluster) RestartAs(slot int, fault string, grace time.Duration, era string) error {
+	if err := validEra(era); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
 	c.mu.Lock()
 	if slot < 0 || slot >= len(c.replicas) || c.replicas[slot] == nil {
 		c.mu.Unlock()
 		return fmt.Errorf("restart: no replica %d (replicas now: %v)", slot, c.live())
 	}
 	old := c.replicas[slot]
-	c.replicas[slot] = &replica{srv: c.newReplica(), gen: old.gen + 1}
+	c.replicas[slot] = &replica{srv: c.newReplicaAs(era), gen: old.gen + 1}
 	c.mu.Unlock()
 	// The sessions die once the old process has stopped serving them: an event it wrote to a
 	// stream before then was delivered while its session lived.

@@ -42,11 +42,14 @@ func (s *Server) servePost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Accept must list application/json and text/event-stream", http.StatusNotAcceptable)
 		return
 	}
+	if s.eraRefuses(w, r, req) { // a request of the generation this server does not speak
+		return
+	}
 	if isCall && req.Method == "initialize" {
 		s.initialize(w, req) // whatever headers it carries: a client of the session family
 		return
 	}
-	if statelessRequest(r) { // the 2026-07-28 revision: no session (stateless.go)
+	if statelessRequest(r) || (s.cfg.Era == EraStateless && r.Header.Get("Mcp-Method") != "") { // the 2026-07-28 revision: no session (stateless.go); a stateless-only server ignores Mcp-Session-Id
 		s.serveStateless(w, r, req)
 		return
 	}

@@ -37,6 +37,7 @@ type Stats struct {
 	SessionsDeleted int64  // ended by DELETE
 	SessionsExpired int64  // ended by TTL, as the reaper found them
 	SessionsRefused int64  // initializes answered 503 at Config.MaxSessions
+	WrongEra        int64  // requests of a generation the server does not speak (Config.Era, era.go)
 }
 
 // Server is the reference MCP server. It is an http.Handler that serves the
@@ -58,7 +59,8 @@ type Server struct {
 	lis       listeners // the stateless revision's listen streams
 
 	created, streams, emitted, replayed, deadRequests atomic.Int64
-	deleted, expired, refused                         atomic.Int64 // leak.go, metrics.go
+	deleted, expired, refused                         atomic.Int64  // leak.go, metrics.go
+	wrongEra                                          *atomic.Int64 // era.go: a Cluster's replicas share one
 }
 
 // New returns a server for cfg (see Config.WithDefaults) and starts its one
@@ -87,6 +89,7 @@ func newServer(cfg Config, logs *logStore, lim *logLimits, execs *executions) *S
 		logs:     logs,
 		limits:   lim,
 		execs:    execs,
+		wrongEra: new(atomic.Int64),
 	}
 	s.sessions.init()
 	s.ticker.Add(1)
@@ -121,6 +124,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveDelete ends a live session now.
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request) {
+	if s.eraRefuses(w, r, nil) {
+		return
+	}
 	key, ok := s.sessionHeader(w, r)
 	if !ok {
 		return
@@ -186,6 +192,7 @@ func (s *Server) Stats() Stats {
 		SessionsDeleted: s.deleted.Load(),
 		SessionsExpired: s.expired.Load(),
 		SessionsRefused: s.refused.Load(),
+		WrongEra:        s.wrongEra.Load(),
 		StreamsOpen:     s.streams.Load(),
 		EventsEmitted:   s.emitted.Load(),
 		EventsReplayed:  s.replayed.Load(),

@@ -14,6 +14,9 @@ import (
 // cursor is found there (so a replay can succeed for a dead session); a
 // Strict one consults the session store first. A GET never refreshes the TTL.
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request) {
+	if s.eraRefuses(w, r, nil) {
+		return
+	}
 	if !accepts(r, "text/event-stream") {
 		http.Error(w, "Accept must list text/event-stream", http.StatusNotAcceptable)
 		return

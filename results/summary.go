@@ -98,6 +98,13 @@ var churnRow = struct {
 	return fmt.Sprintf("%d / %d", g.Counters["sessions_closed"], g.Counters["sessions_abandoned"])
 }}
 
+// eraRow is added when the server answered requests as of a protocol era it does not speak (a
+// rolling upgrade across eras behind one origin): those were not session deaths.
+var eraRow = struct {
+	label string
+	value func(g *Group) string
+}{"wrong-era requests", counter("wrong_era_requests")}
+
 // listenRows are added when the run spoke the stateless revision: its listen streams.
 var listenRows = []struct {
 	label string
@@ -198,6 +205,9 @@ func WriteSummary(w io.Writer, e *Export) error {
 	}
 	if e.Overall.Counters["sessions_abandoned"] > 0 { // a churn workload (docs/session-leaks.md)
 		rows = append(rows[:len(rows):len(rows)], churnRow)
+	}
+	if e.Overall.Counters["wrong_era_requests"] > 0 { // docs/metrics.md, "wrong_era_requests"
+		rows = append(rows[:len(rows):len(rows)], eraRow)
 	}
 	for _, row := range rows {
 		fmt.Fprintf(tw, "%s\t", row.label)

@@ -119,9 +119,15 @@ func Fit(w *workloads.Workload, procs int, m Machine, serve bool) (warnings []st
 		return nil, &FitError{"memory", fmt.Sprintf("%d sessions need about %d MiB (%d KiB a session%s, %d MiB a process), past the %d MiB this machine has available (MemAvailable): run fewer clients, or shard across machines (deploy/kubernetes)",
 			clients, need/1024, kib, map[bool]string{true: " through the embedded fault proxy", false: ""}[w.Toxiproxy == ""], mibPerProcess, m.MemoryKiB/1024)}
 	}
-	if m.Ports > 0 && clients > m.Ports {
+	// The built-in target is served from ServersFor processes, each on a port of its own: the
+	// local ports are counted per server address.
+	servers := 1
+	if serve {
+		servers = ServersFor(clients, m)
+	}
+	if perServer := (clients + servers - 1) / servers; m.Ports > 0 && perServer > m.Ports {
 		return nil, &FitError{"ports", fmt.Sprintf("%d sessions each hold a connection to the one server address, past the %d local ports this machine gives one destination (net.ipv4.ip_local_port_range): serve the target on several addresses, or shard across machines",
-			clients, m.Ports)}
+			perServer, m.Ports)}
 	}
 	if m.CPUs > 0 && procs > m.CPUs {
 		warnings = append(warnings, fmt.Sprintf("--procs %d on %d cores: each shard process gets about %s of a core besides the fault proxies and the server, so the load generator will likely starve (the summary says so if it does); fewer clients, an external toxiproxy-server (--toxiproxy) or more machines let fewer processes hold them",

@@ -55,6 +55,10 @@ groups: [{name: probe, clients: 30000, ramp: 300s, policy: probe}]
 			t.Errorf("%+v: %v, want refused for %s, naming %s", tc.m, err, tc.limit, tc.says)
 		}
 	}
+	// Served from two processes (20,000 descriptors each), each address takes 15,000.
+	if _, err := Fit(w, 8, Machine{CPUs: 64, MemoryKiB: 64 << 20, Ports: 28232, Descriptors: 20000}, true); err != nil {
+		t.Errorf("two server addresses: %v, want it to fit", err)
+	}
 	if warns, err := Fit(w, 8, Machine{CPUs: 1, MemoryKiB: 64 << 20, Ports: 60000}, true); err != nil || len(warns) != 1 {
 		t.Errorf("one core: %q %v", warns, err)
 	}

@@ -32,6 +32,7 @@ type Action struct {
 	Replica int           // restart: the replica to restart, or -1 for all of them in turn
 	Delay   time.Duration // restart: between two replicas of a rolling restart
 	Grace   time.Duration // restart: how long a replaced process drains before it exits
+	Era     string        // restart: the era the new replicas speak ("": as before), a rolling upgrade
 
 	Replicas int // scale: the replica count to reach
 
@@ -77,6 +78,7 @@ var restartSchema = schema{keys: []schemaKey{
 	{"replica", "name the replica to restart by number (from 0), or all for a rolling restart of every replica"},
 	{"delay", "set the pause between two replicas of a rolling restart, e.g. delay: 2s"},
 	{"grace", "set how long a replaced process drains (its streams cut, still logging) before it exits, e.g. grace: 30s"},
+	{"era", "bring the restarted replicas up speaking another protocol era: both, session or stateless (a rolling upgrade, e.g. era: stateless)"},
 }}
 
 var rebalanceSchema = schema{}
@@ -193,6 +195,9 @@ func (d *decoder) restart(en *entry, path string, a *Action) {
 	}
 	a.Delay = rm.durationAtLeast("delay", 0, 0, false)
 	a.Grace = rm.durationAtLeast("grace", 0, 0, false)
+	if rm.field("era") != nil {
+		a.Era = rm.oneOf("era", eras)
+	}
 }
 
 func (d *decoder) exec(en *entry, path string, a *Action) {

@@ -181,6 +181,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad ttl mode", "    session_ttl: 3s\n", "    session_ttl: 3s\n    ttl_mode: fixed\n", []wantErr{
 			{5, 15, "target.builtin.ttl_mode", "fixed", []string{`unknown value "fixed"; use one of sliding, absolute`}},
 		}},
+		{"bad era", "    session_ttl: 3s\n", "    session_ttl: 3s\n    era: 2026-07-28\n", []wantErr{
+			{5, 10, "target.builtin.era", "2026-07-28", []string{`unknown value "2026-07-28"; use one of both, session, stateless`}},
+		}},
 		{"bad name", "name: t\n", "name: Seed Incident\n", []wantErr{
 			{1, 7, "name", "Seed", []string{`may only contain lowercase letters, digits, - and _; rename it, e.g. "seed-incident"`}},
 		}},

@@ -43,6 +43,7 @@ var builtinSchema = schema{keys: []schemaKey{
 	{"replicas", "set how many replicas run behind the embedded router, e.g. replicas: 3"},
 	{"routing", "set how the router picks a replica: sticky (on Mcp-Session-Id), round-robin or hash"},
 	{"event_log", "set where the event log lives: per-replica, shared (in memory), or a Redis URL, e.g. redis://127.0.0.1:6379/0"},
+	{"era", "set which protocol generations the server speaks: both (default), session (the 2025 revisions only) or stateless (2026-07-28 only)"},
 	{"max_sessions", "set how many sessions the server holds at most, answering initialize 503 beyond, e.g. max_sessions: 10000 (default 0: no cap)"},
 	{"leak", "set leak: true to make the server never reclaim a dead session, so its sessions held only grow (docs/session-leaks.md)"},
 }}
@@ -248,6 +249,9 @@ func (d *decoder) builtin(f *field) (*BuiltinTarget, bool) {
 	b.RetentionEvents = int(m.intIn("retention_events", defaultRetentionEvents, 1, maxRetentionEvents))
 	b.GetValidation = m.oneOf("get_validation", getValidation)
 	b.TTLMode = d.ttlMode(m)
+	if m.field("era") != nil { // absent: "", the server's default (both eras)
+		b.Era = m.oneOf("era", eras)
+	}
 	b.DeadStatus = int(m.intIn("dead_status", defaultDeadStatus, 100, 599))
 	b.DeadBody = m.str("dead_body", defaultDeadBody)
 	b.UnknownCursorStatus = defaultUnknownCursorStatus

@@ -98,6 +98,7 @@ type BuiltinTarget struct {
 	MaxSessions         int           // max_sessions: sessions held at most, 503 beyond; default 0 = no cap
 	Leak                bool          // leak: never reclaim a dead session (a leaking server); default false
 	TTLMode             string        // ttl_mode: "" or "sliding" (default), or "absolute" (from initialize, however active)
+	Era                 string        // era: vocab.EraBoth (default), EraSession or EraStateless: the protocol generations it speaks
 }
 
 // Phase is one step of the run's timeline. Phases run one after another.
@@ -205,6 +206,7 @@ var (
 	protocols     = append(vocab.Protocols(), vocab.ProtocolStateless) // the last: a server's stateless revision
 	getValidation = []string{GetPermissive, GetStrict}
 	ttlModes      = vocab.TTLModes()
+	eras          = vocab.Eras()
 	postResponses = []string{"sse", "json"}
 	streams       = []string{StreamDownstream, StreamUpstream}
 )

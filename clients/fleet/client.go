@@ -203,7 +203,7 @@ func (c *Client) probe(h *held) policy.ProbeResult {
 			c.f.served(h.s)
 		}
 		r.Status = rep.Status
-		r.Dead = c.f.dead(rep.Status)
+		r.Dead = c.f.deadReply(rep)
 		if rep.Status/100 == 2 && rep.RPCError != nil && err == nil {
 			r.Err = &wire.StatusError{Status: rep.Status, RPC: rep.RPCError}
 		}

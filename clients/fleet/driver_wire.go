@@ -72,7 +72,7 @@ func (wireDriver) tick(ctx context.Context, c *Client, k int) {
 				c.f.served(h.s)
 			}
 			f.Status = rep.Status
-			f.Dead = c.f.dead(rep.Status)
+			f.Dead = c.f.deadReply(rep)
 			if err == nil && rep.OK() {
 				c.answered(ctx, rep, sent)
 				return

@@ -118,6 +118,11 @@ func (c *Client) openFirst(h *held) *wire.Stream {
 			c.f.servedStream(h.s)
 			return st
 		case st.Status == http.StatusMethodNotAllowed:
+			if c.f.streamsServed.Load() > 0 {
+				// It served streams before: it now speaks only the stateless era (a rolling
+				// upgrade), which has no GET stream, not a server that never offered one.
+				c.f.rec.Inc(metrics.WrongEraRequests)
+			}
 			return nil // the server offers no standalone stream
 		case c.f.dead(st.Status):
 			c.account(h, sent, st.Status, false)

@@ -80,6 +80,9 @@ type Fleet struct {
 	// refusedWith counts the session-scoped requests (calls, probes, GETs, replays) answered
 	// with each 4xx or 5xx status that dead_statuses do not list (RefusedWith).
 	refusedWith [200]atomic.Int64
+	// streamsServed counts GET streams the server answered 200: a 405 after one is a change of
+	// era (driver_wire_stream.go), not a server without streams.
+	streamsServed atomic.Int64
 	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
 	// with no live session to call on (calls_not_made); notStartedBy the turns that came before
 	// their client's first session was live (calls_not_made too: a loaded machine initializes
@@ -125,6 +128,17 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 
 func (f *Fleet) dead(status int) bool { return slices.Contains(f.cfg.DeadStatuses, status) }
 
+// deadReply says whether rep means a dead session: its status is a dead one and its body does
+// not say the server speaks another protocol era (a 404 carrying -32601 is an unknown method,
+// wire.Reply.WrongEra). Such a reply is counted (metrics.WrongEraRequests), never as a death.
+func (f *Fleet) deadReply(rep *wire.Reply) bool {
+	if rep.WrongEra() {
+		f.rec.Inc(metrics.WrongEraRequests)
+		return false
+	}
+	return f.dead(rep.Status)
+}
+
 // served tells a learning Truth that the server answered a session-scoped POST of the session
 // with a success.
 func (f *Fleet) served(s *wire.Session) {
@@ -136,6 +150,7 @@ func (f *Fleet) served(s *wire.Session) {
 // servedStream tells a learning Truth that the server answered a GET of the session without a
 // cursor with 200: activity to most servers' idle timers.
 func (f *Fleet) servedStream(s *wire.Session) {
+	f.streamsServed.Add(1)
 	if t, ok := f.truth.(truth.Learner); ok {
 		t.Touch(s.ID, time.Now(), false)
 	}

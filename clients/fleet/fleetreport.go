@@ -139,6 +139,9 @@ func (f *Fleet) sample(text string) {
 
 // failed counts an error of a request and keeps its text.
 func (f *Fleet) failed(err error) {
+	if se := (*wire.StatusError)(nil); errors.As(err, &se) && se.WrongEra() {
+		f.rec.Inc(metrics.WrongEraRequests) // an initialize the server's era does not know
+	}
 	wire.Count(f.rec, err)
 	f.sample(err.Error())
 }

@@ -51,6 +51,7 @@ type Conduct struct {
 	n         [behaviours]atomic.Int64
 	responses atomic.Int64 // responses with a status line
 	gets      atomic.Int64 // GET responses
+	getsOK    atomic.Int64 // GET responses 200: the server did offer a stream
 	sizing    atomic.Bool  // an event over the cap is, or was, read on to learn its size
 	// A GET stream's event is sized in the background (sizeAfter): one at a time, again after
 	// an attempt its connection cut short (a fault, a relay's cut), at most maxSizings times.
@@ -106,7 +107,9 @@ func (b Behaviour) FaultCanMake() bool {
 // Lines say what the server did, one line a behaviour, the cause first. A status storm is
 // named only when a quarter of the responses or more were one (three at least), and 405 or
 // 409 on GET only when most GETs got it: an occasional 5xx, or a 409 while an old stream
-// lingers after a drop, is no conduct to name.
+// lingers after a drop, is no conduct to name. 405 on GET is named only when no GET was ever
+// answered 200: a server that served streams and then refuses them changed under the run (a
+// rolling upgrade to the stateless era, counted as wrong-era requests), it did not lack them.
 func (c *Conduct) Lines() []Line {
 	if c == nil {
 		return nil
@@ -121,7 +124,8 @@ func (c *Conduct) Lines() []Line {
 		case n == 0:
 			continue
 		case b == StatusStorm && (n < 3 || 4*n < c.responses.Load()),
-			(b == GetRefused || b == GetConflict) && 2*n < c.gets.Load():
+			(b == GetRefused || b == GetConflict) && 2*n < c.gets.Load(),
+			b == GetRefused && c.getsOK.Load() > 0:
 			continue
 		}
 		out = append(out, Line{b, fmt.Sprintf("the server %s %d time(s) (first: %s)", did[b], n, c.first[b])})
@@ -182,6 +186,9 @@ func (c *Conduct) observe(rt http.RoundTripper, req *http.Request) (*http.Respon
 	c.responses.Add(1)
 	if req.Method == http.MethodGet {
 		c.gets.Add(1)
+		if resp.StatusCode == http.StatusOK {
+			c.getsOK.Add(1)
+		}
 	}
 	switch s := resp.StatusCode; {
 	case s/100 == 5 || s == http.StatusTooManyRequests:

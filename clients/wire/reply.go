@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -23,6 +25,33 @@ type Reply struct {
 	// Lag is the exchange's dispatch lag: the load generator's own part of the time from the
 	// send to the response headers (dispatch.go), which a latency sample of it carries too.
 	Lag time.Duration
+}
+
+// WrongEra reports whether the reply says the server does not speak the request's protocol era
+// (notes/protocol.md, "404 means two things now"): a 404 carrying JSON-RPC -32601 is an unknown
+// method, a 2026-07-28 server's answer to a 2025 request such as initialize, not a dead
+// session; a 400 that asks for the stateless revision's Mcp-Method header refuses a session
+// request. A 404 without -32601 stays what the dead statuses say.
+func (r *Reply) WrongEra() bool {
+	if r == nil {
+		return false
+	}
+	switch r.Status {
+	case http.StatusNotFound:
+		return r.RPCError != nil && r.RPCError.Code == jsonrpc.CodeMethodNotFound
+	case http.StatusBadRequest:
+		msg := r.Body
+		if r.RPCError != nil {
+			msg = r.RPCError.Message
+		}
+		return strings.Contains(msg, "Mcp-Method")
+	}
+	return false
+}
+
+// WrongEra is Reply.WrongEra for an error of Initialize or a request (a *StatusError).
+func (e *StatusError) WrongEra() bool {
+	return (&Reply{Status: e.Status, Body: e.Body, RPCError: e.RPC}).WrongEra()
 }
 
 // OK reports whether the request got a JSON-RPC result.

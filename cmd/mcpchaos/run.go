@@ -121,11 +121,12 @@ func (fl *runFlags) plan(w *workloads.Workload) (*engine.Plan, error) {
 	if fl.procs > 1 && (fl.shard != "" || fl.startAt != "") {
 		return nil, usagef("--procs shards the run itself; leave out --shard and --start-at")
 	}
-	opts, err := fl.target.options(w)
+	gopts, ttlMode, err := fl.groups.options()
 	if err != nil {
 		return nil, err
 	}
-	gopts, err := fl.groups.options()
+	fl.target.inspectedTTLMode = ttlMode
+	opts, err := fl.target.options(w)
 	if err != nil {
 		return nil, err
 	}

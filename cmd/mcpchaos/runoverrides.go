@@ -38,38 +38,41 @@ func (gf *groupFlags) register(f *pflag.FlagSet) {
 	gf.set = f.Changed
 }
 
-// options are the flags as plan options, checked (usage errors, exit 2).
-func (gf *groupFlags) options() ([]engine.PlanOption, error) {
+// options are the flags as plan options, checked (usage errors, exit 2), and the ttl_mode
+// inspect found (--from-inspect; "" when it could not tell), which is the target's to apply.
+func (gf *groupFlags) options() ([]engine.PlanOption, string, error) {
 	if gf.set == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	var o engine.GroupOverrides
+	var ttlMode string
 	if gf.set("from-inspect") {
-		if err := fromInspect(gf.fromInspect, &o); err != nil {
-			return nil, err
+		var err error
+		if ttlMode, err = fromInspect(gf.fromInspect, &o); err != nil {
+			return nil, "", err
 		}
 	}
 	if gf.set("tool") {
 		if strings.TrimSpace(gf.tool) == "" {
-			return nil, usagef("--tool is empty; name a tool the server offers")
+			return nil, "", usagef("--tool is empty; name a tool the server offers")
 		}
 		o.Tool = gf.tool
 	}
 	if gf.set("tool-args") {
 		if err := json.Unmarshal([]byte(gf.toolArgs), &o.Arguments); err != nil || o.Arguments == nil {
-			return nil, usagef(`--tool-args %q: want a JSON object, e.g. '{"steps": 3}'`, clipFlag(gf.toolArgs))
+			return nil, "", usagef(`--tool-args %q: want a JSON object, e.g. '{"steps": 3}'`, clipFlag(gf.toolArgs))
 		}
 	}
 	if gf.set("probe") {
 		if !slices.Contains(vocab.ProbeMethods(), gf.probe) {
-			return nil, usagef("--probe %q: want one of %s", gf.probe, strings.Join(vocab.ProbeMethods(), ", "))
+			return nil, "", usagef("--probe %q: want one of %s", gf.probe, strings.Join(vocab.ProbeMethods(), ", "))
 		}
 		o.Probe = gf.probe
 	}
 	if gf.set("dead-statuses") {
 		st, err := parseStatuses(gf.deadStatuses)
 		if err != nil {
-			return nil, usagef("--dead-statuses %q: %v", gf.deadStatuses, err)
+			return nil, "", usagef("--dead-statuses %q: %v", gf.deadStatuses, err)
 		}
 		o.DeadStatuses = st
 	}
@@ -80,7 +83,7 @@ func (gf *groupFlags) options() ([]engine.PlanOption, error) {
 	if gf.noSchemaCheck {
 		opts = append(opts, engine.WithNoSchemaCheck())
 	}
-	return opts, nil
+	return opts, ttlMode, nil
 }
 
 // args are the flags as given, for shard processes (procs.go).
@@ -117,15 +120,16 @@ func parseStatuses(s string) ([]int, error) {
 }
 
 // fromInspect reads inspect's JSON into o: the tool whose replies gave the cursors, the
-// probe and the dead statuses of its verdict.
-func fromInspect(path string, o *engine.GroupOverrides) error {
+// probe and the dead statuses of its verdict; and it returns how the server's TTL counts, when
+// inspect could tell (ttl_mode, with --ttl).
+func fromInspect(path string, o *engine.GroupOverrides) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return usagef("--from-inspect: %v", err)
+		return "", usagef("--from-inspect: %v", err)
 	}
 	var fp inspect.Fingerprint
 	if err := json.Unmarshal(b, &fp); err != nil {
-		return usagef("--from-inspect %s: not the JSON of mcpchaos inspect --json: %v", path, err)
+		return "", usagef("--from-inspect %s: not the JSON of mcpchaos inspect --json: %v", path, err)
 	}
 	if t, ok := strings.CutPrefix(fp.CursorVia, "a tools/call "); ok {
 		o.Tool, _, _ = strings.Cut(t, " reply")
@@ -134,7 +138,10 @@ func fromInspect(path string, o *engine.GroupOverrides) error {
 	if len(fp.Verdict.DeadStatuses) > 0 {
 		o.DeadStatuses = fp.Verdict.DeadStatuses
 	}
-	return nil
+	if !slices.Contains(vocab.TTLModes(), fp.TTLMode) {
+		return "", nil // not found, or not a mode this tool knows: the workload's stands
+	}
+	return fp.TTLMode, nil
 }
 
 func clipFlag(s string) string {

@@ -25,7 +25,7 @@ func TestGroupFlags(t *testing.T) {
 	plan := func(set map[string]string) (*workloads.Workload, error) {
 		gf := groupFlags{tool: set["tool"], toolArgs: set["tool-args"], probe: set["probe"], deadStatuses: set["dead-statuses"], fromInspect: set["from-inspect"]}
 		gf.set = func(n string) bool { _, ok := set[n]; return ok }
-		opts, err := gf.options()
+		opts, _, err := gf.options()
 		if err != nil {
 			return nil, err
 		}
@@ -74,6 +74,54 @@ func TestSessionTTLFlag(t *testing.T) {
 		tf.sessionTTL = bad
 		if _, err := applyTarget(tf, w); exitCode(err) != exitUsage || !strings.Contains(err.Error(), "none") {
 			t.Errorf("--session-ttl %s: %v", bad, err)
+		}
+	}
+}
+
+// How a URL target's TTL counts: --ttl-mode says it, --from-inspect carries what inspect found
+// (ttl_mode) unless --ttl-mode says otherwise; a bad value or a built-in target is a usage error.
+func TestTTLModeFlags(t *testing.T) {
+	w, err := workloads.Builtin("seed-incident-fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := filepath.Join(t.TempDir(), "fp.json")
+	if err := os.WriteFile(fp, []byte(`{"url":"http://x/mcp","ttl_mode":"absolute","verdict":{"hazards":[],"probe":"ping"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mode := func(set map[string]string) (string, error) {
+		fl := runFlags{progress: "off", formats: "none"}
+		fl.target = targetFlags{url: set["target"], sessionTTL: "3s", ttlMode: set["ttl-mode"]}
+		fl.target.set = func(n string) bool { _, ok := set[n]; return ok || (n == "session-ttl" && set["target"] != "") }
+		fl.groups = groupFlags{fromInspect: set["from-inspect"]}
+		fl.groups.set = func(n string) bool { _, ok := set[n]; return ok }
+		p, err := fl.plan(w)
+		if err != nil {
+			return "", err
+		}
+		return p.Workload().Target.TTLMode, nil
+	}
+	const url = "http://127.0.0.1:1/mcp"
+	for _, c := range []struct {
+		set  map[string]string
+		want string
+	}{
+		{map[string]string{"target": url}, ""},
+		{map[string]string{"target": url, "from-inspect": fp}, "absolute"},
+		{map[string]string{"target": url, "from-inspect": fp, "ttl-mode": "sliding"}, "sliding"},
+		{map[string]string{"target": url, "ttl-mode": "absolute"}, "absolute"},
+	} {
+		got, err := mode(c.set)
+		if err != nil || got != c.want {
+			t.Errorf("%v: ttl_mode %q (%v), want %q", c.set, got, err, c.want)
+		}
+	}
+	for set, says := range map[string]map[string]string{
+		`--ttl-mode "forever": want sliding or absolute`: {"target": url, "ttl-mode": "forever"},
+		"add --target URL": {"ttl-mode": "absolute"},
+	} {
+		if _, err := mode(says); err == nil || !strings.Contains(err.Error(), set) {
+			t.Errorf("%v: %v, want a usage error saying %q", says, err, set)
 		}
 	}
 }

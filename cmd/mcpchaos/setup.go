@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/workloads"
+	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
 // targetFlags are the run's command-line overrides of the workload's target and injector.
@@ -21,12 +23,17 @@ type targetFlags struct {
 	insecure   bool
 	http2      bool
 	toxiproxy  string
-	set        func(name string) bool
+	ttlMode    string
+	// inspectedTTLMode is the ttl_mode inspect found (--from-inspect): a URL target takes it
+	// unless --ttl-mode or the workload says how its TTL counts.
+	inspectedTTLMode string
+	set              func(name string) bool
 }
 
 func (tf *targetFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&tf.url, "target", "", "run against the MCP server at this URL instead of the workload's target (http:// or https://)")
 	f.StringVar(&tf.sessionTTL, "session-ttl", "", "the target's session TTL, declared: phases that wait for ttl use it, and detection delays are estimated from it; none: its sessions never expire")
+	f.StringVar(&tf.ttlMode, "ttl-mode", "", "how the target's session TTL counts: sliding (from the last request, the default) or absolute (from initialize, however active: `mcpchaos inspect --ttl` tells which)")
 	f.StringArrayVar(&tf.headers, "header", nil, `extra request header "Name: value" for a URL target, repeatable; ${VAR} is taken from the environment`)
 	f.StringVar(&tf.caFile, "ca-file", "", "PEM certificates to trust for an https target")
 	f.BoolVar(&tf.insecure, "insecure-skip-verify", false, "accept any certificate from an https target (never in production)")
@@ -47,9 +54,12 @@ func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, erro
 		opts = append(opts, engine.WithToxiproxy(tf.toxiproxy)) // checked by engine.NewPlan
 	}
 	changed := false
-	for _, n := range []string{"target", "session-ttl", "header", "ca-file", "insecure-skip-verify", "http2"} {
+	for _, n := range []string{"target", "session-ttl", "ttl-mode", "header", "ca-file", "insecure-skip-verify", "http2"} {
 		changed = changed || tf.set(n)
 	}
+	// inspect's finding applies to a URL target whose workload does not say how its TTL counts.
+	inspected := tf.inspectedTTLMode != "" && !tf.set("ttl-mode") && (tf.set("target") || (w.Target.URL != "" && w.Target.TTLMode == ""))
+	changed = changed || inspected
 	if !changed {
 		return opts, nil
 	}
@@ -63,7 +73,16 @@ func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, erro
 		t.URL, t.Where = tf.url, "--target"
 	}
 	if t.URL == "" {
-		return nil, usagef("--session-ttl, --header, --ca-file, --insecure-skip-verify and --http2 apply to a target given by URL; add --target URL")
+		return nil, usagef("--session-ttl, --ttl-mode, --header, --ca-file, --insecure-skip-verify and --http2 apply to a target given by URL; add --target URL")
+	}
+	if inspected {
+		t.TTLMode = tf.inspectedTTLMode
+	}
+	if tf.set("ttl-mode") {
+		if !slices.Contains(vocab.TTLModes(), tf.ttlMode) {
+			return nil, usagef("--ttl-mode %q: want %s", tf.ttlMode, strings.Join(vocab.TTLModes(), " or "))
+		}
+		t.TTLMode = tf.ttlMode
 	}
 	if tf.set("session-ttl") {
 		if tf.sessionTTL == "none" {
@@ -111,6 +130,9 @@ func (tf *targetFlags) args() []string {
 	if tf.set("session-ttl") {
 		a = append(a, "--session-ttl", tf.sessionTTL)
 	}
+	if tf.set("ttl-mode") {
+		a = append(a, "--ttl-mode", tf.ttlMode)
+	}
 	for _, h := range tf.headers {
 		a = append(a, "--header", h)
 	}
@@ -134,6 +156,7 @@ var flagOf = []struct{ field, flag string }{
 	{"toxiproxy", "--toxiproxy"},
 	{"target.url", "--target"},
 	{"target.session_ttl", "--session-ttl"},
+	{"target.ttl_mode", "--ttl-mode"},
 	{"target.headers", "--header"},
 	{"target.insecure_skip_verify", "--insecure-skip-verify"},
 	{"target", "--target"},
