@@ -4,6 +4,8 @@
 #
 #   bench/gate-load.sh [RUNS] [LOADS]        default: 12 runs, LOADS="quiet hogs loaded"
 #   bench/gate-load.sh rejudge DIR           the compares again over the runs DIR kept
+#   ONLY=ttl bench/gate-load.sh [RUNS] [LOADS]   only the same-build runs and the TTL rows
+#                                            (TTL_RUNS of them, default 3)
 #
 # A server (`mcpchaos serve`, seed-incident-fast's) behind an external toxiproxy-server, the
 # run's clients on mcpchaos's embedded proxies in front of it, as issue 28 describes. For each
@@ -101,10 +103,12 @@ if [ -z "$REJUDGE" ]; then
   for L in $LOADS; do
     start_load "$L"
     for i in $(seq 1 "$RUNS"); do run "$L/same" "$i" "$FRONT_main"; done
-    toxic main 5; for i in $(seq 1 10); do run "$L/plus5" "$i" "$FRONT_main"; done
-    toxic main 2; for i in $(seq 1 10); do run "$L/plus2" "$i" "$FRONT_main"; done
-    toxic main 0
-    for i in 1 2 3; do run "$L/ttl1" "$i" "$FRONT_short"; done
+    if [ "${ONLY:-}" != ttl ]; then
+      toxic main 5; for i in $(seq 1 10); do run "$L/plus5" "$i" "$FRONT_main"; done
+      toxic main 2; for i in $(seq 1 10); do run "$L/plus2" "$i" "$FRONT_main"; done
+      toxic main 0
+    fi
+    for i in $(seq 1 "${TTL_RUNS:-3}"); do run "$L/ttl1" "$i" "$FRONT_short"; done
     stop_load
     say "$L: runs done at $(date -u +%T), load $(load)"
   done
@@ -147,6 +151,7 @@ for L in $LOADS; do
     verdict "$@" "$d/$j.json"; done; done | tally)
   say "$L same build: $n runs ($(starved "$d"/*.json) starved; load $(loads "$d"/*.load)); $((n*(n-1)/2)) pairwise: $pair; $((n>3 ? n-3 : 0)) against the 3 before: $multi; $((n*7)) against 3 others (rotations): $rot; server_latency p50 $(p50 server_latency "$d"/*.json), tool_call_latency p50 $(p50 tool_call_latency "$d"/*.json)"
   for s in plus5 plus2; do
+    [ -d "$L/$s" ] || continue
     own=$(for f in "$L/$s"/*.json; do verdict "$d/1.json" "$d/2.json" "$d/3.json" "$f"; done | tally)
     q=""
     if [ "$L" != quiet ] && [ -d quiet/same ]; then

@@ -98,6 +98,16 @@ func (r *runner) export(start, end time.Time, interrupted bool, problems []strin
 	if err != nil {
 		return nil, err
 	}
+	decl := r.w.Target.SessionTTL
+	if r.w.Target.NoSessionTTL {
+		decl = 0
+	}
+	for i := range exp.Groups { // the overall numbers are the groups' (Tally again)
+		exp.Groups[i].SessionTTL = results.DeclaredTTL(decl, r.w.Target.TTLMode)
+	}
+	if err := exp.Tally(); err != nil {
+		return nil, err
+	}
 	exp.Faults, exp.Actions = r.log.exported()
 	exp.Phases = phasesRun(r.w.Phases, end.Sub(start))
 	r.phaseTurns(exp.Phases)

@@ -410,7 +410,7 @@ func (r *runner) servesAnyID() bool {
 // estimateDerived are the figures computed from estimated death times: when the run refutes
 // the estimate (successes after an estimated death), they are withheld, not shown as facts.
 var estimateDerived = []string{"false_healthy_seconds", "stale_events_applied", "detection_delay", "sessions_dead",
-	"dead_session_requests", "retries_against_dead", "misattributed_errors", "retry_amplification"}
+	"dead_session_requests", "retries_against_dead", "misattributed_errors", "retry_amplification", "session_life"}
 
 // callsOn says, for a time since the start, whether the workload's phase then makes calls.
 func callsOn(phases []workloads.Phase) func(time.Duration) bool {

@@ -76,7 +76,8 @@ func (m Metric) Timed() bool {
 }
 
 // SessionFact reports whether the metric counts what the server did to its sessions: deaths
-// per group, requests that met a dead session and their ratio to the deaths. They are the
+// per group, requests that met a dead session and their ratio to the deaths, and how long a
+// session lived as the server's answers show it (session_life). They are the
 // server's counts (its TTL, its expiry), judged whatever the runner's load: a starved loop
 // sends fewer requests, never more, and a session's death is the server's clock. (Time to
 // detect a death, false_healthy_seconds, is the client's clock, and a starved client's
@@ -88,9 +89,21 @@ func (m Metric) SessionFact() bool {
 	case kindCounter:
 		// live_sessions_declared_dead: the server's eviction, one per session at most.
 		return m.key == "sessions_dead" || m.key == "dead_session_requests" || m.key == "live_sessions_declared_dead"
+	case kindHist: // a session's observed life: from the server's answers (SessionLifeHist)
+		return m.key == SessionLifeHist && m.stat != "count"
 	}
 	return false
 }
+
+// SessionLifeHist is the histogram of the sessions' observed lives (docs/metrics.md), and
+// SessionLifeStat the statistic compare judges, whatever the runner's load (docs/gate.md): the
+// shortest lives, as each is an upper bound of the server's TTL (a session answered dead G
+// after its last success had a TTL of G or less), and a low percentile rather than the minimum
+// so that one session ended by something else (a restart, a DELETE) does not decide.
+const (
+	SessionLifeHist = "session_life"
+	SessionLifeStat = "p10"
+)
 
 // Raced reports whether the hazard comes from a race of a client's own concurrent requests
 // (reinit_collisions: a request still in flight with the old id when another loop

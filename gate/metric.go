@@ -284,6 +284,9 @@ func MetricNames() []string {
 			if s == "min" && h == FloorHist {
 				names = append(names, h+"."+FloorStat)
 			}
+			if s == "min" && h == SessionLifeHist {
+				names = append(names, h+"."+SessionLifeStat)
+			}
 		}
 	}
 	return names

@@ -180,10 +180,15 @@ const (
 	// it: from a request's last byte written to the reply's first byte's arrival (package
 	// internal/servertime). Neither the generator's stalls nor its proxies' move it.
 	ServerLatency
+	// SessionLife times a session as the server's answers show it: from the last request the
+	// server answered with a success (under ttl_mode: absolute, the first: its initialize) to
+	// the first request it answered with a dead status; one sample per session so answered.
+	// It is an upper bound of the server's TTL, learnt from its answers only (docs/metrics.md).
+	SessionLife
 	numHists
 )
 
-var histNames = [numHists]string{"probe_latency", "reconnect_latency", "refusal_duration", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag", "server_latency"}
+var histNames = [numHists]string{"probe_latency", "reconnect_latency", "refusal_duration", "detection_delay", "tool_call_latency", "recovery_latency", "tool_call_latency_corrected", "turn_lag", "call_failure_latency", "dispatch_lag", "server_latency", "session_life"}
 
 func (h Hist) String() string { return histNames[h] }
 
@@ -202,6 +207,7 @@ var histHelp = [numHists]string{
 	"Tool call that failed: from the send to the error the application got.",
 	"The load generator's own part of an answered tool call: send to request written, reply's first byte to the caller having it.",
 	"The server by the kernel's clock: a request's last byte written to the reply's first byte's arrival, on the proxy's connection to the server.",
+	"Session life as the server's answers show it: from its last success (absolute TTL: its first) to its first dead answer.",
 }
 
 // Hists lists every histogram in export order.

@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -223,6 +224,36 @@ type Group struct {
 	// Causes splits the transport errors by whose they are, and counts the late calls (v2,
 	// absent in exports of earlier versions: causes.go).
 	Causes *Causes `json:"causes,omitempty"`
+	// SessionTTL is the session TTL the workload declared for the target, beside which the
+	// session_life histogram (what the server's answers showed) is read (v2; nil in exports
+	// made before it).
+	SessionTTL *SessionTTL `json:"session_ttl,omitempty"`
+}
+
+// SessionTTL is a declared session TTL: DeclaredS 0 when none is declared.
+type SessionTTL struct {
+	DeclaredS float64 `json:"declared_s"`
+	Mode      string  `json:"mode"` // sliding (from the last request) or absolute (from initialize)
+}
+
+// DeclaredTTL is a workload's declared TTL in the export's form; mode "" is sliding.
+func DeclaredTTL(ttl time.Duration, mode string) *SessionTTL {
+	if mode == "" {
+		mode = "sliding"
+	}
+	return &SessionTTL{DeclaredS: max(0, ttl.Seconds()), Mode: mode}
+}
+
+// String says the declared TTL in words: "3 s", "3 s, absolute", "none".
+func (t *SessionTTL) String() string {
+	if t == nil || t.DeclaredS <= 0 {
+		return "none"
+	}
+	s := strconv.FormatFloat(t.DeclaredS, 'f', -1, 64) + " s"
+	if t.Mode == "absolute" {
+		s += ", absolute"
+	}
+	return s
 }
 
 // Histogram is a latency histogram: its summary, and the full HdrHistogram (V2 compressed,

@@ -180,6 +180,9 @@ func (g *Group) check() error {
 	if g.Clients < 0 {
 		return fmt.Errorf("clients is %d", g.Clients)
 	}
+	if t := g.SessionTTL; t != nil && (t.DeclaredS < 0 || math.IsNaN(t.DeclaredS) || t.Mode != "sliding" && t.Mode != "absolute") {
+		return fmt.Errorf("session_ttl is {declared_s %v, mode %q}: declared_s must be 0 or more seconds and mode sliding or absolute", t.DeclaredS, t.Mode)
+	}
 	for k, v := range g.Counters {
 		if v < 0 {
 			return fmt.Errorf("counters.%s is %d, and counters never go below 0", k, v)

@@ -10,16 +10,24 @@ import (
 // amplification recomputed from the sums, histograms merged from their full encodings (never
 // percentiles averaged). The one place where groups are added up: the overall numbers of a run
 // (Build), of a merge, the same group across shards (Merge), and the check that a file's
-// overall numbers are its groups' (Parse). Policy is kept when every group has the same.
+// overall numbers are its groups' (Parse). Policy and the declared session TTL are kept when
+// every group has the same.
 func Total(name string, gs []*Group) (Group, error) {
 	out := Group{Name: name, Counters: map[string]int64{}, Errors: map[string]int64{}, Histograms: map[string]Histogram{}}
 	if len(gs) > 0 {
 		out.Policy = gs[0].Policy
 	}
 	var fh float64
+	if len(gs) > 0 && gs[0].SessionTTL != nil {
+		ttl := *gs[0].SessionTTL
+		out.SessionTTL = &ttl
+	}
 	for _, g := range gs {
 		if g.Policy != out.Policy {
 			out.Policy = ""
+		}
+		if g.SessionTTL == nil || out.SessionTTL == nil || *g.SessionTTL != *out.SessionTTL {
+			out.SessionTTL = nil // the TTL is kept when every group declares the same
 		}
 		out.Clients += g.Clients
 		for k, v := range g.Counters {

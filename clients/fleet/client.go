@@ -144,7 +144,7 @@ func (c *Client) settle(h *held, now time.Time) {
 func (c *Client) account(h *held, sent time.Time, status int, retry bool) {
 	c.f.refusal(status)
 	if c.f.dead(status) {
-		c.f.refused(h.s, sent)
+		c.f.refused(h.s, sent, c.idx)
 	}
 	d, dead := c.f.truth.DeadSince(h.s.ID)
 	if !dead || status/100 == 2 || (status == 0 && d.After(sent)) {

@@ -157,10 +157,13 @@ func (f *Fleet) servedStream(s *wire.Session) {
 }
 
 // refused tells a learning Truth that the server answered a request of the session, sent at
-// sent, with a dead status: the session died at or before then.
-func (f *Fleet) refused(s *wire.Session, sent time.Time) {
+// sent, with a dead status: the session died at or before then. The session's first such
+// answer gives its observed life (session_life), recorded under key (the client).
+func (f *Fleet) refused(s *wire.Session, sent time.Time, key int) {
 	if t, ok := f.truth.(truth.Learner); ok {
-		t.ObserveDead(s.ID, sent)
+		if life, first := t.ObserveDead(s.ID, sent); first {
+			f.rec.Record(metrics.SessionLife, key, life)
+		}
 	}
 }
 

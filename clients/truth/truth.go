@@ -29,11 +29,11 @@ const (
 // Learner is a Truth that learns from the client's own traffic (Estimated).
 type Learner interface {
 	Truth
-	Touch(id string, at time.Time, post bool)      // the server answered a request of the session with a success (a POST, or a GET)
-	ObserveDead(id string, at time.Time)           // the server answered with a dead status
-	StreamOpen(id string, open bool, at time.Time) // a GET stream of the session opened or ended
-	Forget(id string)                              // the client is done with the session
-	Source(id string) string                       // how DeadSince's time was obtained
+	Touch(id string, at time.Time, post bool)                             // the server answered a request of the session with a success (a POST, or a GET)
+	ObserveDead(id string, at time.Time) (life time.Duration, first bool) // the server answered a request sent at at with a dead status
+	StreamOpen(id string, open bool, at time.Time)                        // a GET stream of the session opened or ended
+	Forget(id string)                                                     // the client is done with the session
+	Source(id string) string                                              // how DeadSince's time was obtained
 }
 
 // Regime is what is known of a target's session lifetime beyond its TTL (from `mcpchaos
@@ -89,6 +89,7 @@ type truthShard struct {
 
 type estimate struct {
 	last    time.Time // last success the server answered
+	seen    bool      // a dead answer was seen (its session life taken)
 	dead    time.Time // fixed death time, once known or past
 	source  string
 	streams int // open GET streams
@@ -168,7 +169,11 @@ func (e *Estimated) Touch(id string, at time.Time, post bool) {
 	}
 }
 
-func (e *Estimated) ObserveDead(id string, at time.Time) {
+// ObserveDead notes a dead answer to a request sent at at. The first one of a session gives
+// its observed life: from its last success (under an absolute TTL, its first) to at. Both ends
+// are the server's answers, so the estimate (the declared TTL) takes no part in it: a shorter
+// or longer life than declared shows here whatever was estimated.
+func (e *Estimated) ObserveDead(id string, at time.Time) (life time.Duration, first bool) {
 	s := e.shard(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -176,6 +181,12 @@ func (e *Estimated) ObserveDead(id string, at time.Time) {
 	if _, dead := e.deadAt(x, at); !dead {
 		x.dead, x.source = at, DeathObserved
 	}
+	if x.seen || x.last.IsZero() {
+		x.seen = true
+		return 0, false
+	}
+	x.seen = true
+	return max(0, at.Sub(x.last)), true
 }
 
 func (e *Estimated) StreamOpen(id string, open bool, at time.Time) {

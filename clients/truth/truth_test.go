@@ -69,3 +69,33 @@ func TestEstimatedAbsoluteTTL(t *testing.T) {
 		}
 	}
 }
+
+// A session's observed life runs from its last success (under an absolute TTL, its first) to
+// its first dead answer, whatever the estimate said; later dead answers and sessions never
+// answered with a success give none.
+func TestObservedLife(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := NewEstimated(3 * time.Second) // declares 3 s
+	e.Touch("a", t0, true)
+	e.Touch("a", t0.Add(500*time.Millisecond), true)
+	if life, first := e.ObserveDead("a", t0.Add(1500*time.Millisecond)); !first || life != time.Second {
+		t.Errorf("sliding: life %v first %v, want 1s from the last success", life, first)
+	}
+	if _, first := e.ObserveDead("a", t0.Add(2*time.Second)); first {
+		t.Error("a second dead answer gave a second life")
+	}
+	e.Touch("late", t0, true) // the estimate (3 s) passed long before the dead answer
+	if life, first := e.ObserveDead("late", t0.Add(10*time.Second)); !first || life != 10*time.Second {
+		t.Errorf("past the estimate: life %v first %v, want 10s", life, first)
+	}
+	if _, first := e.ObserveDead("never", t0); first {
+		t.Error("a session never answered with a success gave a life")
+	}
+	abs := NewEstimated(3 * time.Second)
+	abs.Regime.AbsoluteTTL = true
+	abs.Touch("b", t0, true)
+	abs.Touch("b", t0.Add(time.Second), true)
+	if life, _ := abs.ObserveDead("b", t0.Add(2*time.Second)); life != 2*time.Second {
+		t.Errorf("absolute: life %v, want 2s from the first success", life)
+	}
+}

@@ -191,10 +191,7 @@ func Baseline(bases []results.Part, cur results.Part, tol gate.Tolerances) *Comp
 	exports = append(exports, cur.Export)
 	controls := controlGroups(cur.Export, bases)
 	c.Starved = starvedRuns(bases, cur)
-	starved := ""
-	if len(c.Starved) > 0 {
-		starved = "the runner was starved (" + strings.Join(c.Starved, "; ") + ")"
-	}
+	starved := starvedNote(c.Starved)
 	ms := gate.Metrics()
 	names := groupNames(exports...)
 	for _, name := range names {
@@ -250,6 +247,15 @@ func lagGrowth(bases []results.Part, cur results.Part) float64 {
 		worst = max(worst, b.Export.Generator.TimerLag.P99US)
 	}
 	return max(0, cur.Export.Generator.TimerLag.P99US-worst)
+}
+
+// starvedNote is the note of every row held back because a run was starved ("" when none
+// was): the text output says it once (heldBack).
+func starvedNote(starved []string) string {
+	if len(starved) == 0 {
+		return ""
+	}
+	return "the runner was starved (" + strings.Join(starved, "; ") + ")"
 }
 
 // starvedRuns names the runs whose load generator was starved past its bound, and how.

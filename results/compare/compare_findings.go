@@ -33,6 +33,11 @@ func findings(c *Comparison) []string {
 			out = append(out, fmt.Sprintf("requests on dead sessions now succeed (the server answers session ids past their declared TTL with 200: it no longer expires them, or serves dead ids as alive): group %s's session figures are withheld, the estimate of their deaths refuted", r.Group))
 		}
 	}
+	for _, r := range c.Rows {
+		if r.Metric == lifeMetric && r.Verdict == VerdictRegressed {
+			out = append(out, r.Note) // compare_life.go: the server's TTL moved
+		}
+	}
 	for _, g := range groupsOf(c) {
 		var appeared, lost []string
 		staleAppeared := false // a dead session's replay answered 200 with events: the GET lied

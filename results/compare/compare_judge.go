@@ -48,6 +48,10 @@ func judgeMetric(m gate.Metric, t gate.Tolerance, x judgeCtx) Row {
 			row.Current = &v
 		}
 	}
+	if m.Key() == gate.SessionLifeHist && x.group != "overall" {
+		judgeSessionLife(&row, m, bvals, x) // compare_life.go: the server's clock, at any load
+		return row
+	}
 	if !valuesPresent(&row) || sameEverywhere(&row) {
 		return row
 	}

@@ -181,8 +181,12 @@ func Write(w io.Writer, c *Comparison, all bool) error {
 	if len(c.Starved) > 0 {
 		fmt.Fprintf(w, "  starved: %s\n", strings.Join(c.Starved, "; "))
 	}
-	fmt.Fprintln(w)
 	rows, unjudged := c.shown(all)
+	rows, held := c.heldBack(rows)
+	if len(held) > 0 {
+		fmt.Fprintf(w, "  held back (inconclusive: a starved runner moves them): %s\n", strings.Join(held, "; "))
+	}
+	fmt.Fprintln(w)
 	if len(rows) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "group\tmetric\tbase\tcurrent\tchange\tverdict")
@@ -205,6 +209,29 @@ func Write(w io.Writer, c *Comparison, all bool) error {
 	}
 	_, err := fmt.Fprintln(w, c.summaryLine())
 	return err
+}
+
+// heldBack takes out of rows those held back because a run was starved, which all share one
+// note (the starved runs, said once above the table), and lists them per group:
+// "probe tool_call_latency.p50, tool_call_latency.p90".
+func (c *Comparison) heldBack(rows []Row) (kept []Row, held []string) {
+	note := starvedNote(c.Starved)
+	var order []string
+	byGroup := map[string][]string{}
+	for _, r := range rows {
+		if r.Verdict != VerdictInconclusive || r.Note != note {
+			kept = append(kept, r)
+			continue
+		}
+		if byGroup[r.Group] == nil {
+			order = append(order, r.Group)
+		}
+		byGroup[r.Group] = append(byGroup[r.Group], r.Metric)
+	}
+	for _, g := range order {
+		held = append(held, g+" "+strings.Join(byGroup[g], ", "))
+	}
+	return kept, held
 }
 
 // WriteMarkdown prints the comparison for a pull-request comment, short: the
@@ -247,6 +274,9 @@ func WriteMarkdown(w io.Writer, c *Comparison, all bool) error {
 		fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | --- |")
 		for _, r := range rows {
 			b, cur, ch, v := r.cells()
+			if r.Verdict == VerdictInconclusive && r.Note == starvedNote(c.Starved) {
+				v = "inconclusive (starved: see above)" // the note once, not per row
+			}
 			if r.Verdict == VerdictRegressed {
 				v = "**" + mdEscape(v) + "**"
 			} else {
