@@ -15,12 +15,15 @@
 #   loaded  two CPU hogs and a second fresh clone's `go test -race ./...` in a loop
 # it takes RUNS same-build runs (the first 3 are the load's baselines), 10 runs with +5 ms on
 # every reply (a latency toxic on the toxiproxy-server), 10 with +2 ms, and 3 runs of a server
-# whose sessions die after 1 s while the workload declares 3 s. Then it compares:
+# whose sessions die after 1 s while the workload declares 3 s; then 3 runs of
+# bench/workloads/ttl-watch-fast.yaml on the 3 s server and TTL_RUNS on the 1 s one (the TTL
+# watched: docs/gate.md, "Session life"). Then it compares:
 #   same build    every pair, every run against the 3 before it, and every run against 7 triples
 #                 of the others (rotations; with 3 baselines latency is judged): exit 99 is a
 #                 false alarm
 #   +5 ms, +2 ms  each run against the load's 3 baselines, and against the quiet baselines
 #   TTL 3 s → 1 s each run against the load's 3 baselines: exit 99 with a "what changed:" line
+#   TTL watched   each 1 s run against the 3 watch baselines: exit 99, "sessions now die"
 # Needs: go, git, curl, python3, toxiproxy-server ($(go env GOPATH)/bin/server).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +46,7 @@ mkdir -p "$OUT" && cd "$OUT" || exit 1
 echo "$RUNS" >runs; echo "$LOADS" >loads
 (cd "$ROOT" && go build -o "$OUT/mcpchaos" ./cmd/mcpchaos) || exit 1
 M="$OUT/mcpchaos"
+WATCH="$ROOT/bench/workloads/ttl-watch-fast.yaml"
 say() { echo "$@" | tee -a "$OUT/summary.txt"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 say "gate-load: $RUNS runs per load, loads: $LOADS; build $(git -C "$ROOT" rev-parse --short HEAD)+tree; $(date -u +%FT%TZ); $(nproc) CPUs; load $(load)"
@@ -63,10 +67,11 @@ toxic() { # toxic NAME MS: +MS on every reply of proxy NAME (0: none)
   curl -fsS -X DELETE "$API/proxies/$1/toxics/plus" >/dev/null 2>&1
   [ "$2" = 0 ] || curl -fsS -X POST "$API/proxies/$1/toxics" -d "{\"name\":\"plus\",\"type\":\"latency\",\"stream\":\"downstream\",\"attributes\":{\"latency\":$2}}" >/dev/null || exit 1
 }
-# run DIR I URL: one run of seed-incident-fast into DIR/I.json, the load beside it in DIR/I.load
+# run DIR I URL [WORKLOAD]: one run of WORKLOAD (seed-incident-fast) into DIR/I.json, the load
+# beside it in DIR/I.load
 run() {
   mkdir -p "$1"
-  "$M" run seed-incident-fast --target "$3" --session-ttl 3s -o "$1/$2.json" --progress off -q --formats none >"$1/$2.log" 2>&1
+  "$M" run "${4:-seed-incident-fast}" --target "$3" --session-ttl 3s -o "$1/$2.json" --progress off -q --formats none >"$1/$2.log" 2>&1
   echo "$?" >"$1/$2.status"; load >"$1/$2.load"
 }
 start_load() {
@@ -109,6 +114,8 @@ if [ -z "$REJUDGE" ]; then
       toxic main 0
     fi
     for i in $(seq 1 "${TTL_RUNS:-3}"); do run "$L/ttl1" "$i" "$FRONT_short"; done
+    for i in 1 2 3; do run "$L/watch" "$i" "$FRONT_main" "$WATCH"; done
+    for i in $(seq 1 "${TTL_RUNS:-3}"); do run "$L/watch1" "$i" "$FRONT_short" "$WATCH"; done
     stop_load
     say "$L: runs done at $(date -u +%T), load $(load)"
   done
@@ -169,6 +176,20 @@ for L in $LOADS; do
     fi
   done
   say "$L TTL 3s -> 1s: $n runs ($(starved "$L/ttl1"/*.json) starved) against 3 baselines: $caught exit 99, $words with a 'what changed:' line"
+  # the TTL watched (bench/workloads/ttl-watch-fast.yaml): 3 baselines on the 3 s server, then
+  # runs on the 1 s server; a false alarm among the baselines is each against the other two
+  [ -d "$L/watch1" ] || continue
+  same=$(for j in 1 2 3; do set -- ; for o in 1 2 3; do [ $o = $j ] || set -- "$@" "$L/watch/$o.json"; done; verdict "$@" "$L/watch/$j.json"; done | tally)
+  caught=0 words=0 n=0
+  for f in "$L/watch1"/*.json; do
+    n=$((n+1))
+    out=$("$M" compare "$L/watch/1.json" "$L/watch/2.json" "$L/watch/3.json" "$f" 2>&1); rc=$?
+    [ $rc = 99 ] && caught=$((caught+1))
+    if printf '%s\n' "$out" | grep -q 'sessions now die'; then
+      words=$((words+1)); printf '%s watch1 %s: %s\n' "$L" "$f" "$(printf '%s\n' "$out" | grep 'sessions now die' | head -2 | tr '\n' ' ')" >>"$OUT/findings.txt"
+    fi
+  done
+  say "$L TTL watched (ttl-watch-fast), 3s -> 1s: $n runs ($(starved "$L/watch1"/*.json) starved; load $(loads "$L/watch1"/*.load)) against 3 baselines: $caught exit 99, $words saying 'sessions now die'; the baselines each against the other two: $same"
 done
 say "done $(date -u +%T), load $(load); alarms: $OUT/alarms.txt; findings: $OUT/findings.txt"
 [ -f "$OUT/clone-suite.txt" ] && say "the clone's suite beside it: $(tr '\n' ' ' <"$OUT/clone-suite.txt")"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/redact"
@@ -83,14 +84,19 @@ func newServeCmd() *cobra.Command {
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (HOST:PORT)")
-	f.BoolVar(&public, "public", false, "allow a non-loopback listen address")
-	f.StringVar(&from, "from", "", "take the server's settings from this workload's target.builtin")
+	serveFlags(cmd.Flags(), &addr, &public, &from, &cfg, &getVal, &topo, &mAddr)
+	return cmd
+}
+
+// serveFlags registers serve's flags on f, into the variables newServeCmd reads.
+func serveFlags(f *pflag.FlagSet, addr *string, public *bool, from *string, cfg *refserver.Config, getVal *string, topo *refserver.Topology, mAddr *string) {
+	f.StringVar(addr, "addr", "127.0.0.1:8080", "listen address (HOST:PORT)")
+	f.BoolVar(public, "public", false, "allow a non-loopback listen address")
+	f.StringVar(from, "from", "", "take the server's settings from this workload's target.builtin")
 	f.DurationVar(&cfg.SessionTTL, "ttl", 0, "session TTL, sliding, refreshed by session-scoped POSTs (0: never expire)")
 	f.DurationVar(&cfg.Retention, "retention", 0, "event-log retention, independent of the session's life")
 	f.IntVar(&cfg.RetentionEvents, "retention-events", 0, "events kept per session log (0: default)")
-	f.StringVar(&getVal, "get-validation", "permissive", "permissive (cursor only, as in the seed) or strict")
+	f.StringVar(getVal, "get-validation", "permissive", "permissive (cursor only, as in the seed) or strict")
 	f.IntVar(&cfg.DeadStatus, "dead-status", 0, "status for a dead session (0: 404)")
 	f.StringVar(&cfg.DeadBody, "dead-body", "", `body for a dead session (default {"error":"session expired"})`)
 	f.StringVar(&cfg.EvictedCursor, "evicted-cursor", refserver.EvictedUnknown, "a live session's resume from a cursor its log evicted: unknown (answered as an unknown cursor: 400) or dead (the same answer as expiry: --dead-status, --dead-body)")
@@ -104,8 +110,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.MaxSessions, "max-sessions", defaultServeSessions, "sessions held at most; initialize answers 503 beyond (0: no cap)")
 	f.BoolVar(&cfg.Leak, "leak", false, "never reclaim a dead session (a server that leaks): sessions held only grow")
 	f.BoolVar(&cfg.StreamConflict, "stream-conflict", false, "answer 409 to a resume of a session's GET stream while another connection holds it, as the Go and TS SDK servers do (default: the resume takes the stream over)")
-	f.StringVar(&mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
-	return cmd
+	f.StringVar(mAddr, "metrics-addr", "", "also serve the server's Prometheus metrics at http://HOST:PORT/metrics (they are at /metrics of --addr anyway)")
 }
 
 // defaultServeSessions caps the sessions a standalone server holds unless told otherwise, as a

@@ -307,7 +307,9 @@ func fullShards(t *testing.T) []results.Part {
 		e.Timeline.Samples[3].Groups["naive"] = results.GroupSample{States: map[string]int64{"live": 10}, Errors: map[string]int64{"http_404": 1}}
 		for j := range e.Groups { // transport errors, some of them in the starved window below (results/causes.go)
 			e.Groups[j].Errors = map[string]int64{"connect": 7, "timeout": 50}
+			e.Groups[j].SessionTTL = results.DeclaredTTL(2*time.Second, "")
 		}
+		e.Overall.SessionTTL = results.DeclaredTTL(2*time.Second, "")
 		e.Overall.Errors = map[string]int64{"connect": 14, "timeout": 100}
 		for _, g := range e.AllGroups() { // a call that began 2 s after its turn, and 3 errors of the tool's own limits
 			h, err := g.Histograms["turn_lag"].Decoded()
