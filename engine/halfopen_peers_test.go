@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/peers"
+)
+
+// The zombie stream against the other real servers (issue 29): the same half_open fault as
+// TestHalfOpenAgainstGoSDKServer (each GET stream's client side reset at 1 s, the server's
+// side held 2 s), what each server answers to the clients' reconnects while it still holds
+// the old stream.
+
+// mcp-go v1.2.1 with its event store attaches a reconnect to the session's listening stream
+// and supersedes the connection it held (streamable_http_resume.go: attach, "another
+// connection takes over"): the zombie costs nothing, no reconnect is refused, every dropped
+// stream is resumed at once. mcp-go v1.2.1's own client opens no GET stream (continuous
+// listening is opt-in): nothing of it to drop.
+func TestHalfOpenAgainstMCPGoServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.MCPGo(t, peers.Options{Notify: 250 * time.Millisecond})
+	groups := "  - {name: naive, clients: 2, policy: naive, call_every: 250ms}\n  - {name: mcpgo, clients: 2, policy: mcpgo, call_every: 250ms}"
+	e := runLibraries(t, halfOpenWorkload(fmt.Sprintf("  url: %s\n  session_ttl: none", srv.URL), groups))
+	for _, g := range e.Groups {
+		c := g.Counters
+		t.Logf("%s: drops %d, reconnects refused %d, replays 200 %d, sessions started %d, calls ok %d",
+			g.Name, c["drops"], c["reconnects_refused"], c["replays_ok"], c["sessions_started"], c["tool_calls_ok"])
+		if c["reconnects_refused"] != 0 || g.Histograms["refusal_duration"].Count != 0 {
+			t.Errorf("%s: %d reconnects refused: mcp-go lets a reconnect take the held stream over", g.Name, c["reconnects_refused"])
+		}
+	}
+	if c := group(t, e, "naive").Counters; c["drops"] < 2 || c["replays_ok"] < c["drops"] {
+		t.Errorf("naive: %d drops, %d replays answered 200: want every client's stream dropped and every drop resumed", c["drops"], c["replays_ok"])
+	}
+}
+
+// The TypeScript SDK 1.32.2 answers 409 to a second GET of a session whose standalone stream
+// it holds, a resume with Last-Event-ID included (webStandardStreamableHttp.js: "Conflict:
+// Stream already has an active connection"), until the held socket closes: mcpchaos's clients
+// are refused until the hold ends, as on the Go SDK's server, and so is the TS SDK's client.
+func TestHalfOpenAgainstTSSDKServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.TS(t, peers.Options{Notify: 250 * time.Millisecond})
+	groups := "  - {name: naive, clients: 2, policy: naive, call_every: 250ms}\n  - {name: probe, clients: 2, policy: probe, call_every: 250ms}\n  - {name: ts-sdk, clients: 2, policy: ts-sdk, call_every: 250ms}"
+	e := runLibraries(t, halfOpenWorkload(fmt.Sprintf("  url: %s\n  session_ttl: none", srv.URL), groups))
+	refusalsEnded(t, e, "naive")
+	refusalsEnded(t, e, "probe")
+	// The TS SDK's client meets the 409 on its GET resume and retries on its own schedule
+	// (1 s, then 1.5 s: maxRetries 2); the run counts the 409 as a refused stream, never as a
+	// refused cursor.
+	c := group(t, e, "ts-sdk").Counters
+	t.Logf("ts-sdk: drops %d, reconnects refused %d, replays 200 %d, replays refused %d, sessions started %d, calls ok %d, not made %d",
+		c["drops"], c["reconnects_refused"], c["replays_ok"], c["replays_unknown_cursor"], c["sessions_started"], c["tool_calls_ok"], c["calls_not_made"])
+	if c["reconnects_refused"] == 0 || c["replays_unknown_cursor"] != 0 {
+		t.Errorf("ts-sdk: reconnects refused %d, replays refused as an unknown cursor %d: want the 409s counted as refused streams only",
+			c["reconnects_refused"], c["replays_unknown_cursor"])
+	}
+}
