@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,14 +17,15 @@ import (
 // mcp-go v1.2.1 with its event store attaches a reconnect to the session's listening stream
 // and supersedes the connection it held (streamable_http_resume.go: attach, "another
 // connection takes over"): the zombie costs nothing, no reconnect is refused, every dropped
-// stream is resumed at once. mcp-go v1.2.1's own client opens no GET stream (continuous
-// listening is opt-in): nothing of it to drop.
+// stream is resumed at once. mcp-go v1.2.1's own client, listening (ContinuousListening: its
+// GET stream is opt-in), reconnects and keeps its session.
 func TestHalfOpenAgainstMCPGoServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timeline test")
 	}
 	srv := peers.MCPGo(t, peers.Options{Notify: 250 * time.Millisecond})
-	groups := "  - {name: naive, clients: 2, policy: naive, call_every: 250ms}\n  - {name: mcpgo, clients: 2, policy: mcpgo, call_every: 250ms}"
+	groups := "  - {name: naive, clients: 2, policy: naive, call_every: 250ms}\n" +
+		"  - {name: mcpgo-listen, clients: 2, policy: mcpgo, call_every: 250ms, library_options: {ContinuousListening: true}}"
 	e := runLibraries(t, halfOpenWorkload(fmt.Sprintf("  url: %s\n  session_ttl: none", srv.URL), groups))
 	for _, g := range e.Groups {
 		c := g.Counters
@@ -36,29 +38,48 @@ func TestHalfOpenAgainstMCPGoServer(t *testing.T) {
 	if c := group(t, e, "naive").Counters; c["drops"] < 2 || c["replays_ok"] < c["drops"] {
 		t.Errorf("naive: %d drops, %d replays answered 200: want every client's stream dropped and every drop resumed", c["drops"], c["replays_ok"])
 	}
+	// mcp-go's listener reconnects with a plain GET (it never sends Last-Event-ID): the server
+	// attaches it as it attaches a resume, and the session goes on.
+	g := group(t, e, "mcpgo-listen")
+	if c := g.Counters; c["drops"] < int64(g.Clients) || c["sessions_started"] != int64(g.Clients) {
+		t.Errorf("mcpgo-listen: %d drops, %d sessions started for %d clients: want every listener dropped and every session kept",
+			c["drops"], c["sessions_started"], g.Clients)
+	}
 }
 
 // The TypeScript SDK 1.32.2 answers 409 to a second GET of a session whose standalone stream
 // it holds, a resume with Last-Event-ID included (webStandardStreamableHttp.js: "Conflict:
 // Stream already has an active connection"), until the held socket closes: mcpchaos's clients
-// are refused until the hold ends, as on the Go SDK's server, and so is the TS SDK's client.
+// are refused until the hold ends, as on the Go SDK's server.
 func TestHalfOpenAgainstTSSDKServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timeline test")
 	}
 	srv := peers.TS(t, peers.Options{Notify: 250 * time.Millisecond})
-	groups := "  - {name: naive, clients: 2, policy: naive, call_every: 250ms}\n  - {name: probe, clients: 2, policy: probe, call_every: 250ms}\n  - {name: ts-sdk, clients: 2, policy: ts-sdk, call_every: 250ms}"
+	groups := "  - {name: naive, clients: 2, policy: naive, call_every: 250ms}\n  - {name: probe, clients: 2, policy: probe, call_every: 250ms}"
 	e := runLibraries(t, halfOpenWorkload(fmt.Sprintf("  url: %s\n  session_ttl: none", srv.URL), groups))
 	refusalsEnded(t, e, "naive")
 	refusalsEnded(t, e, "probe")
-	// The TS SDK's client meets the 409 on its GET resume and retries on its own schedule
-	// (1 s, then 1.5 s: maxRetries 2); the run counts the 409 as a refused stream, never as a
-	// refused cursor.
+}
+
+// The TS SDK's own client against its server's 409: it meets the 409 on its GET resume and
+// retries on its own schedule (1 s, then 1.5 s later: maxRetries 2). The run counts each 409
+// as a refused stream (reconnects_refused), never as a refused cursor (replays_unknown_cursor).
+// The fault acts once, on the streams open at its time: at 3 s, so that the node workers,
+// started on a busy machine, have their streams open by then.
+func TestHalfOpenTSSDKClientAgainstTSSDKServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timeline test")
+	}
+	srv := peers.TS(t, peers.Options{Notify: 250 * time.Millisecond})
+	yaml := halfOpenWorkload(fmt.Sprintf("  url: %s\n  session_ttl: none", srv.URL),
+		"  - {name: ts-sdk, clients: 2, policy: ts-sdk, call_every: 250ms}")
+	e := runLibraries(t, strings.NewReplacer("at: 1s", "at: 3s").Replace(yaml))
 	c := group(t, e, "ts-sdk").Counters
 	t.Logf("ts-sdk: drops %d, reconnects refused %d, replays 200 %d, replays refused %d, sessions started %d, calls ok %d, not made %d",
 		c["drops"], c["reconnects_refused"], c["replays_ok"], c["replays_unknown_cursor"], c["sessions_started"], c["tool_calls_ok"], c["calls_not_made"])
-	if c["reconnects_refused"] == 0 || c["replays_unknown_cursor"] != 0 {
-		t.Errorf("ts-sdk: reconnects refused %d, replays refused as an unknown cursor %d: want the 409s counted as refused streams only",
-			c["reconnects_refused"], c["replays_unknown_cursor"])
+	if c["drops"] == 0 || c["reconnects_refused"] == 0 || c["replays_unknown_cursor"] != 0 {
+		t.Errorf("ts-sdk: drops %d, reconnects refused %d, replays refused as an unknown cursor %d: want its streams cut and the 409s counted as refused streams only",
+			c["drops"], c["reconnects_refused"], c["replays_unknown_cursor"])
 	}
 }
