@@ -73,6 +73,7 @@ func TestHalfOpenTSSDKClientAgainstTSSDKServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timeline test")
 	}
+	needTS(t)
 	srv := peers.TS(t, peers.Options{Notify: 250 * time.Millisecond})
 	yaml := halfOpenWorkload(fmt.Sprintf("  url: %s\n  session_ttl: none", srv.URL),
 		"  - {name: ts-sdk, clients: 2, policy: ts-sdk, call_every: 250ms}")
