@@ -88,7 +88,7 @@ func TestEvictedCursorGoSDKServer(t *testing.T) {
 
 // logDeclared logs the figures docs/real-servers.md quotes.
 func logDeclared(t *testing.T, name string, c map[string]int64) {
-	t.Logf("%s: drops %d, replays 200/dead/refused %d/%d/%d, resyncs %d, live sessions declared dead %d, sessions dead %d, sessions started %d",
+	t.Logf("%s: drops %d, replays 200/dead/refused %d/%d/%d, resyncs %d, live sessions declared dead %d, sessions dead %d, sessions started %d, reconnects refused %d",
 		name, c["drops"], c["replays_ok"], c["replays_dead"], c["replays_unknown_cursor"], c["resyncs"],
-		c["live_sessions_declared_dead"], c["sessions_dead"], c["sessions_started"])
+		c["live_sessions_declared_dead"], c["sessions_dead"], c["sessions_started"], c["reconnects_refused"])
 }

@@ -37,7 +37,7 @@ const (
 	EventsApplied                           // all events applied to client state (live and stale)
 	ReinitCollisions                        // requests sent with an old id after the client re-initialized
 	Resyncs                                 // cursor refused on a live session: fresh stream, no re-initialize
-	ReconnectsRefused                       // GET reconnects refused as a stream already attached (409; 400 not a dead status)
+	ReconnectsRefused                       // GET reconnects refused as a stream already attached (409; 400 not a dead status, to a GET without a cursor)
 	ToolCallsOK                             // tool calls that returned a result
 	ToolCallsFailed                         // tool calls surfaced as failures (after retries)
 	RequestsLost                            // stateless revision: requests whose response a fault cut in flight

@@ -227,7 +227,7 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 		case c.f.dead(status):
 			c.f.rec.Inc(metrics.ReplaysDead)
 			c.account(h, sent, status, false)
-		case err == nil:
+		case err == nil && status != http.StatusConflict: // a 409 refuses the stream, not the cursor
 			c.f.rec.Inc(metrics.ReplaysUnknownCursor)
 		}
 	case stream:
@@ -242,7 +242,7 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.libSaw(h, req.Method, cursor != "", sent, status)
 	if stream {
-		c.streamAnswered(h, status)
+		c.streamAnswered(h, status, cursor != "")
 	}
 	if stream && status == http.StatusOK {
 		h.lib.getsOpen.Add(1)

@@ -201,7 +201,7 @@ func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay tim
 			continue
 		}
 		c.f.rec.Record(metrics.ReconnectLatency, c.idx, time.Since(noticed))
-		c.streamAnswered(h, st.Status)
+		c.streamAnswered(h, st.Status, *cursor != "")
 		if st.Status == http.StatusConflict {
 			c.f.rec.Error(metrics.ErrStatus) // the server still holds our old stream
 			continue

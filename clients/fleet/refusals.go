@@ -17,16 +17,21 @@ import (
 // going on when the run ends is counted in reconnects_refused only.
 
 // refusedStream says whether status answers a GET stream as one already attached: 409, or a
-// 400 the workload does not list as a dead status.
-func (f *Fleet) refusedStream(status int) bool {
-	return status == http.StatusConflict || status == http.StatusBadRequest && !f.dead(status)
+// 400 the workload does not list as a dead status to a GET without a cursor. A 400 to a resume
+// (resumed: the GET carried Last-Event-ID) is the cursor's refusal, not the stream's: the Go
+// SDK, mcp-go and the TS SDK answer so a cursor their store no longer holds (counted in
+// replays_unknown_cursor), with no stream held at all. A server that answers 400 for a held
+// stream refuses the plain GET that follows too, and is counted there.
+func (f *Fleet) refusedStream(status int, resumed bool) bool {
+	return status == http.StatusConflict || status == http.StatusBadRequest && !resumed && !f.dead(status)
 }
 
-// streamAnswered counts the answer status to a GET stream of h's session (0: no answer).
-func (c *Client) streamAnswered(h *held, status int) {
+// streamAnswered counts the answer status to a GET stream of h's session (0: no answer);
+// resumed says the GET carried a cursor.
+func (c *Client) streamAnswered(h *held, status int, resumed bool) {
 	switch {
 	case h == nil || status == 0:
-	case c.f.refusedStream(status):
+	case c.f.refusedStream(status, resumed):
 		c.f.rec.Inc(metrics.ReconnectsRefused)
 		h.refusedSince.CompareAndSwap(0, time.Now().UnixNano())
 	case status == http.StatusOK:

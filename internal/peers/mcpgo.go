@@ -26,7 +26,8 @@ import (
 
 // MCPGo starts mark3labs/mcp-go's streamable server, stateful, with its in-memory event store
 // and the idle TTL o.SessionTTL (its sweeper ends a session between TTL and TTL + max(TTL/2,
-// 1s) after its last request). When a session ends, its events are purged with it.
+// 1s) after its last request). When a session ends, its events are purged with it; with
+// o.EventStoreMaxAge, events that old are forgotten while their session lives.
 func MCPGo(t testing.TB, o Options) *Server {
 	t.Helper()
 	return mcpGo(t, "mcp-go", o)
@@ -88,7 +89,8 @@ func MCPGoSortedStore(t testing.TB, o Options) *Server {
 // DeadSince from the server's own record of each session's death.
 func mcpGo(t testing.TB, mode string, o Options) *Server {
 	t.Helper()
-	cmd := exec.Command(mcpGoPeer(t), "-mode", mode, "-ttl", o.SessionTTL.String(), "-notify", o.Notify.String())
+	cmd := exec.Command(mcpGoPeer(t), "-mode", mode, "-ttl", o.SessionTTL.String(), "-notify", o.Notify.String(),
+		"-evict-after", o.EventStoreMaxAge.String())
 	u := startProcess(t, cmd, "MCPCHAOS_URL ", "mcpgo-peer")
 	s := &Server{Name: mode, URL: u, stats: (&counter{}).stats}
 	if mode == "mcp-go" || mode == "mcp-go-retained" || mode == "mcp-go-sorted-store" {

@@ -50,6 +50,12 @@ type Options struct {
 	// store purges the oldest events, of live sessions too, and a resume from a purged cursor
 	// is answered 400 "failed to replay events". 0 = the SDK's default (10 MiB).
 	EventStoreMaxBytes int
+	// EventStoreMaxAge trims the MCPGo and TS peers' event stores by age (0 = never): an event
+	// that old is forgotten while its session lives, as a store bounded in production forgets
+	// it (a Redis stream trimmed by MINID), and a resume from it is one from an unknown id,
+	// which both servers answer 400 (mcp-go "Unknown Last-Event-ID", the TS SDK "Invalid event
+	// ID format").
+	EventStoreMaxAge time.Duration
 }
 
 // Server is a running peer.

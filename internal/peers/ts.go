@@ -17,7 +17,8 @@ import (
 
 // TS starts the TypeScript SDK server of ts/server.mjs under the machine's node: one McpServer
 // and StreamableHTTPServerTransport per session, an event store kept in order, and an idle
-// timer of o.SessionTTL per session. Its npm packages must be installed in
+// timer of o.SessionTTL per session; with o.EventStoreMaxAge the store forgets events that old.
+// Its npm packages must be installed in
 // internal/peers/ts/node_modules (`npm ci` there; .ci/run does it). Without node or the
 // packages, the test fails under CI=true and is skipped otherwise, saying why.
 func TS(t testing.TB, o Options) *Server {
@@ -40,7 +41,8 @@ func tsServer(t testing.TB, o Options, name string, deadStatus int) *Server {
 	u := startNode(t, dir, nil, "", "server.mjs",
 		"--ttl", strconv.FormatInt(o.SessionTTL.Milliseconds(), 10),
 		"--notify", strconv.FormatInt(o.Notify.Milliseconds(), 10),
-		"--dead-status", strconv.Itoa(deadStatus))
+		"--dead-status", strconv.Itoa(deadStatus),
+		"--evict-after", strconv.FormatInt(o.EventStoreMaxAge.Milliseconds(), 10))
 	statsURL := strings.TrimSuffix(u, "/mcp") + "/stats"
 	return &Server{Name: name, URL: u, stats: func() Stats {
 		var s Stats

@@ -15,6 +15,7 @@ package mcpgopeer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,7 +38,9 @@ const HeartbeatInterval = 100 * time.Millisecond
 const DeadPath = "/mcpchaos/dead"
 
 // Handler is the peer of mode (on every path: the tests name it /mcp) with its death record on DeadPath, sending every
-// session a log message every notify (0: never) until stop is called.
+// session a log message every notify (0: never) until stop is called. evictAfter (0: never), in
+// the mcp-go mode, makes its event store forget events that old while their session lives
+// (agingStore).
 //
 //	mcp-go               stateful, an in-memory event store purged with its session, idle TTL ttl
 //	mcp-go-retained      as mcp-go, but the event log outlives its sessions (the seed's regime)
@@ -48,7 +51,7 @@ const DeadPath = "/mcpchaos/dead"
 //	mcp-go-heartbeat     as mcp-go-ids, with a ping on each GET stream every HeartbeatInterval
 //	mcp-go-sorted-store  stateful, idle TTL ttl, one event store for all sessions that replays
 //	                     by ids sorted as strings (sortedStore), and only the burst tool
-func Handler(mode string, ttl, notify time.Duration) (h http.Handler, stop func(), err error) {
+func Handler(mode string, ttl, notify, evictAfter time.Duration) (h http.Handler, stop func(), err error) {
 	s := mcpgoserver.NewMCPServer(mode+"-peer", "1", mcpgoserver.WithToolCapabilities(true), mcpgoserver.WithLogging())
 	addTools(s)
 	ids := &deathRecord{SessionIdManager: &mcpgoserver.InsecureStatefulSessionIdManager{}}
@@ -59,6 +62,9 @@ func Handler(mode string, ttl, notify time.Duration) (h http.Handler, stop func(
 		var store mcpgoserver.EventStore = mcpgoserver.NewInMemoryEventStore()
 		if mode == "mcp-go-retained" {
 			store = &retainedStore{mcpgoserver.NewInMemoryEventStore()}
+		}
+		if evictAfter > 0 && mode == "mcp-go" {
+			store = &agingStore{EventStore: store, after: evictAfter}
 		}
 		mcp = mcpgoserver.NewStreamableHTTPServer(s,
 			mcpgoserver.WithSessionIdManager(ids), // WithStateful(true), with each death recorded
@@ -110,6 +116,31 @@ type retainedStore struct {
 }
 
 func (*retainedStore) PurgeSession(context.Context, string) error { return nil }
+
+// agingStore is an event store trimmed by age, as a team bounds one in production (a Redis
+// stream trimmed by MINID, a cache with a TTL): an event older than after is forgotten though
+// its session lives, and a resume from it is a resume from an unknown id, which mcp-go answers
+// 400 "Unknown Last-Event-ID". Events after a cursor still known are newer, so they are kept.
+type agingStore struct {
+	mcpgoserver.EventStore
+	after  time.Duration
+	stored sync.Map // event id → time.Time it was stored
+}
+
+func (a *agingStore) StoreEvent(ctx context.Context, session, stream string, msg json.RawMessage) (string, error) {
+	id, err := a.EventStore.StoreEvent(ctx, session, stream, msg)
+	if err == nil {
+		a.stored.Store(id, time.Now())
+	}
+	return id, err
+}
+
+func (a *agingStore) ReplayEventsAfter(ctx context.Context, session, last string, send func(string, json.RawMessage) error) (string, error) {
+	if at, ok := a.stored.Load(last); ok && time.Since(at.(time.Time)) > a.after {
+		return "", fmt.Errorf("%w: %s (trimmed)", mcpgoserver.ErrUnknownEventID, last)
+	}
+	return a.EventStore.ReplayEventsAfter(ctx, session, last, send)
+}
 
 // deathRecord is mcp-go's stateful session id manager with the server's own record of each
 // session's death: the moment its sweeper (or a DELETE) terminated the id, taken before the

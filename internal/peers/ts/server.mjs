@@ -6,10 +6,13 @@
 // only, prints its URL as its first line, and answers GET /stats with the server requests it
 // sent to clients and how many of them went unanswered.
 //
-// usage: node server.mjs [--ttl MS] [--notify MS] [--dead-status N]
+// usage: node server.mjs [--ttl MS] [--notify MS] [--dead-status N] [--evict-after MS]
 //
 // --dead-status is the status an unknown or expired session gets (404 by default, as the spec
 // says; 400 is what the SDK's older examples answer, and what many servers built on them do).
+// --evict-after trims the event store by age (0: never): an event that old is forgotten while
+// its session lives (a store bounded in production, a Redis stream trimmed by MINID), and a
+// resume from it is one from an unknown id, which the SDK answers 400 "Invalid event ID format".
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -24,24 +27,32 @@ const arg = (name, def) => {
 const ttl = arg('--ttl', 0);
 const notifyEvery = arg('--notify', 0);
 const deadStatus = arg('--dead-status', 404);
+const evictAfter = arg('--evict-after', 0);
 
 const stats = { server_requests: 0, unanswered: 0, abandoned: 0, sessions: 0, expired: 0 };
 
 // An event store that keeps insertion order (the SDK's example store sorts ids as strings,
-// which can put an event of the same millisecond before the cursor).
+// which can put an event of the same millisecond before the cursor), trimmed by age with
+// --evict-after.
 class OrderedEventStore {
   constructor() { this.seq = 0; this.events = []; }
   async storeEvent(streamId, message) {
     const id = `${streamId}_${++this.seq}`;
-    this.events.push({ id, streamId, message });
+    this.events.push({ id, streamId, message, at: Date.now() });
     return id;
   }
+  // find is the index of the event eventId, or -1 when it was never stored or was trimmed.
+  find(eventId) {
+    const at = this.events.findIndex((x) => x.id === eventId);
+    if (at >= 0 && evictAfter > 0 && Date.now() - this.events[at].at > evictAfter) return -1;
+    return at;
+  }
   async getStreamIdForEventId(eventId) {
-    const e = this.events.find((x) => x.id === eventId);
-    return e ? e.streamId : undefined;
+    const at = this.find(eventId);
+    return at < 0 ? undefined : this.events[at].streamId;
   }
   async replayEventsAfter(lastEventId, { send }) {
-    const at = this.events.findIndex((x) => x.id === lastEventId);
+    const at = this.find(lastEventId);
     if (at < 0) return '';
     const streamId = this.events[at].streamId;
     for (const e of this.events.slice(at + 1)) {

@@ -2,7 +2,7 @@
 // (internal/peers starts it and reads its URL): it prints "MCPCHAOS_URL http://127.0.0.1:PORT/mcp"
 // once it listens, and exits when its standard input closes (its test ended) or it is signalled.
 //
-//	mcpgo-peer -mode MODE [-ttl D] [-notify D]
+//	mcpgo-peer -mode MODE [-ttl D] [-notify D] [-evict-after D]
 //
 // MODE is one of mcp-go, mcp-go-retained, mcp-go-stateless, mcp-go-ids, mcp-go-heartbeat
 // (pings every 100 ms on each GET stream) and mcp-go-sorted-store (mcpgopeer.Handler's table).
@@ -25,8 +25,9 @@ func main() {
 	mode := flag.String("mode", "mcp-go", fmt.Sprintf("the regime, one of %v", mcpgopeer.Modes))
 	ttl := flag.Duration("ttl", 0, "how long a session may idle before the server ends it (0: never)")
 	notify := flag.Duration("notify", 0, "how often every session is sent a log message (0: never)")
+	evictAfter := flag.Duration("evict-after", 0, "mode mcp-go: the event store forgets events this old while their session lives (0: never)")
 	flag.Parse()
-	h, stop, err := mcpgopeer.Handler(*mode, *ttl, *notify)
+	h, stop, err := mcpgopeer.Handler(*mode, *ttl, *notify, *evictAfter)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpgo-peer:", err)
 		os.Exit(2)
