@@ -58,7 +58,7 @@ unless --allow-partial, missing ones.`,
 			}
 			if !quiet { // the summary first: a full disk found when writing must not lose it
 				fmt.Fprintf(w, "mcpchaos: %s, %d shards merged\n\n", merged.Run.Workload, len(parts))
-				writeIncomplete(w, merged) // the merged generator's verdict and whose the errors are, first
+				results.WriteIncomplete(w, merged) // the merged generator's verdict and whose the errors are, first
 				if err := results.WriteSummary(w, merged); err != nil {
 					return err
 				}
@@ -74,7 +74,7 @@ unless --allow-partial, missing ones.`,
 			if len(written) > 0 {
 				fmt.Fprintf(w, "        %s\n", strings.Join(written, "\n        "))
 			}
-			if err := incompleteErr(merged, false); err != nil {
+			if err := results.IncompleteErr(merged, false); err != nil {
 				return err // its errors are mostly the tool's own: the shards did not measure the server
 			}
 			return verdictError(merged)

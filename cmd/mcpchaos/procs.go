@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/live"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/shards"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -90,7 +91,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	for i, g := range w.Groups {
 		names[i] = g.Name
 	}
-	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
+	stopProgress := live.StartProgress(fl.progress, stderr, start, w.Duration, func() []shards.GroupStatus {
 		return sup.Status(names)
 	}, func(_, _ time.Time) (string, []string) { return sup.Phase() }, nil)
 	sup.Wait()
@@ -151,7 +152,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	// The summary first: a full disk found when writing the export must not lose it.
 	if !fl.quiet {
 		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
-		writeIncomplete(stdout, merged)
+		results.WriteIncomplete(stdout, merged)
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
@@ -175,7 +176,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	}
 	// Starved by its own plan, or its errors its own: it did not measure the server, which is
 	// said first; shards that failed are said too.
-	incomplete, failed := incompleteErr(merged, true), res.Err()
+	incomplete, failed := results.IncompleteErr(merged, true), res.Err()
 	switch {
 	case incomplete != nil && failed != nil:
 		return fmt.Errorf("%w; and %w", incomplete, failed)

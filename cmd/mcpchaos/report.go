@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/results/hlog"
 	"github.com/mcpchaos/mcpchaos/results/report"
 )
 
@@ -34,7 +35,7 @@ opened offline. -o - writes it to stdout.`,
 				if err != nil {
 					return err
 				}
-				runs = append(runs, report.Run{File: p, Export: e, Intervals: hlogsBeside(p, e, cmd.ErrOrStderr())})
+				runs = append(runs, report.Run{File: p, Export: e, Intervals: hlog.ReadBeside(p, e.Run.ID, cmd.ErrOrStderr())})
 			}
 			opts := report.Options{Title: title, Version: version}
 			if out == "-" {

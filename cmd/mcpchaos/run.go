@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/live"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/shards"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -234,7 +236,7 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	opts := []engine.Option{
 		engine.WithToolVersion(version), engine.WithStderr(stderr), engine.WithAbandoner(abandonerOf(ctx)),
-		engine.WithObserver(&progressObserver{mode: fl.progress, out: stderr}),
+		engine.WithObserver(&live.Progress{Mode: fl.progress, Out: stderr}),
 		engine.WithReady(func(start time.Time) {
 			if !plan.StartAt().IsZero() {
 				fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.Shard()),
@@ -244,26 +246,26 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	var problems []string
 	opts = append(opts, engine.WithProblems(func(p []string) { problems = p }))
-	var mo *metricsObserver
+	var mo *live.Metrics
 	if fl.metricsAddr != "" {
-		mo = &metricsObserver{addr: fl.metricsAddr, stderr: stderr}
+		mo = &live.Metrics{Addr: fl.metricsAddr, Stderr: stderr}
 		opts = append(opts, engine.WithObserver(mo))
 	}
-	var ro *remoteWriteObserver
+	var ro *live.RemoteWrite
 	if fl.push.url != "" {
-		ro = &remoteWriteObserver{fl: fl.push, stderr: stderr}
+		ro = &live.RemoteWrite{URL: fl.push.url, Interval: fl.push.interval, Public: fl.push.public, Version: version, Stderr: stderr}
 		opts = append(opts, engine.WithObserver(ro))
 	}
-	var ho *hlogObserver
+	var ho *live.HistLogs
 	if fl.hlog.on() {
-		ho = &hlogObserver{fl: fl.hlog, out: outPath(fl.out, w.Name), stderr: stderr}
+		ho = &live.HistLogs{Parent: filepath.Dir(fl.hlog.hlogDir(outPath(fl.out, w.Name))), Stderr: stderr}
 		opts = append(opts, engine.WithObserver(ho))
-		defer ho.cleanup() // a run that ends before its export: no logs left behind
+		defer ho.Cleanup() // a run that ends before its export: no logs left behind
 	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
 	// The final values are counted by now (calls run twice, from the server): push them.
-	ro.flush()
-	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
+	ro.Flush()
+	defer mo.Linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
 	if exp == nil {
 		return runErr
 	}
@@ -288,7 +290,7 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
 	}
-	if dir, err := ho.finish(out); err != nil {
+	if dir, err := ho.Finish(fl.hlog.hlogDir(out)); err != nil {
 		return errors.Join(setupCause(runErr), err)
 	} else if dir != "" {
 		written = append(written, dir)
@@ -337,7 +339,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 		return err
 	}
 	if plan.Shard() == nil { // a shard's is judged on the merge, as its thresholds are
-		if err := incompleteErr(exp, false); err != nil {
+		if err := results.IncompleteErr(exp, false); err != nil {
 			return err // the run did not measure the server: its gate says nothing of it
 		}
 	}
@@ -370,7 +372,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 		}
 		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard()), exp.Run.Target,
 			exp.Run.End.Sub(exp.Run.Start).Round(time.Millisecond), status)
-		writeIncomplete(stdout, exp)
+		results.WriteIncomplete(stdout, exp)
 		if err := results.WriteSummary(stdout, exp); err != nil {
 			return err
 		}
@@ -385,7 +387,7 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 			fmt.Fprintf(stdout, "finding: %s\n", f)
 		}
 		writeSteady(stdout, exp)
-		writeGeneratorWarning(stdout, exp)
+		results.WriteGeneratorWarning(stdout, exp)
 	}
 	note := ""
 	if plan.Shard() != nil {
