@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/hlog"
 	"github.com/mcpchaos/mcpchaos/results/report"
 )
@@ -31,7 +32,7 @@ opened offline. -o - writes it to stdout.`,
 			}
 			var runs []report.Run
 			for _, p := range a {
-				e, err := readExport(p)
+				e, err := results.ReadFile(p)
 				if err != nil {
 					return err
 				}
