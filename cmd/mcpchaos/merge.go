@@ -66,7 +66,7 @@ unless --allow-partial, missing ones.`,
 			if err := printThresholds(w, merged.Thresholds, ""); err != nil {
 				return err
 			}
-			written, err := writeExportSet(cmd.Context(), out, merged, fs)
+			written, err := results.WriteExportSet(cmd.Context(), out, merged, fs)
 			if err != nil {
 				return fmt.Errorf("writing the merged export: %w", err)
 			}

@@ -163,7 +163,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	for _, p := range res.Problems(n) {
 		fmt.Fprintf(stdout, "problem: %s\n", p)
 	}
-	written, err := writeExportSet(ctx, out, merged, formats)
+	written, err := results.WriteExportSet(ctx, out, merged, formats)
 	if err != nil {
 		return err
 	}

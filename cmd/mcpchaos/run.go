@@ -282,11 +282,11 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 			verb = "did not start: the system was not steady"
 		}
 		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s %s\nproblem: %s\n", w.Name, exp.Run.Target, verb, exp.Run.Error)
-		writeSteady(stdout, exp)
+		results.WriteSteady(stdout, exp)
 	} else if err := printRun(stdout, fl, plan, exp, problems); err != nil {
 		return err
 	}
-	written, err := writeExportSet(ctx, out, exp, formats)
+	written, err := results.WriteExportSet(ctx, out, exp, formats)
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
 	}
@@ -352,42 +352,12 @@ func runGate(plan *engine.Plan, exp *results.Export) error {
 	return gateOf(exp, plan.Shard() == nil)
 }
 
-// writeSteady prints the steady state and the rollbacks, and each failed rollback as a problem.
-func writeSteady(stdout io.Writer, exp *results.Export) {
-	results.WriteSteadyState(stdout, exp)
-	for _, f := range exp.FailedRollbacks() {
-		fmt.Fprintf(stdout, "problem: rollback %s: the system under test may be left changed\n", f)
-	}
-}
-
 // printRun prints a finished run's summary, its problems and its thresholds.
 func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Export, problems []string) error {
 	if !fl.quiet {
-		status := ""
-		switch {
-		case exp.Run.Interrupted:
-			status = " (interrupted)"
-		case exp.Run.Aborted != "":
-			status = " (aborted by a threshold)"
-		}
-		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard()), exp.Run.Target,
-			exp.Run.End.Sub(exp.Run.Start).Round(time.Millisecond), status)
-		results.WriteIncomplete(stdout, exp)
-		if err := results.WriteSummary(stdout, exp); err != nil {
+		if err := results.WriteRun(stdout, exp, describeShard(plan.Shard()), problems); err != nil {
 			return err
 		}
-		results.WriteRelease(stdout, exp)
-		if len(problems) > 0 || len(exp.Run.Findings) > 0 {
-			fmt.Fprintf(stdout, "\n")
-		}
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "problem: %s\n", p)
-		}
-		for _, f := range exp.Run.Findings {
-			fmt.Fprintf(stdout, "finding: %s\n", f)
-		}
-		writeSteady(stdout, exp)
-		results.WriteGeneratorWarning(stdout, exp)
 	}
 	note := ""
 	if plan.Shard() != nil {
