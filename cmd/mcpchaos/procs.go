@@ -56,15 +56,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 	start := time.Now().Add(shards.Lead)
-	out := fl.out
-	if out == "" {
-		out = results.DefaultPath(w.Name, start)
-	}
-	shardsOut := out
-	if out == "-" {
-		shardsOut = results.DefaultPath(w.Name, start)
-	}
-	dir := strings.TrimSuffix(shardsOut, filepath.Ext(shardsOut)) + ".shards"
+	out, dir := shards.Layout(fl.out, w.Name, start)
 	if err := checkOutputs("--out", out, formats); err != nil {
 		return err
 	}
@@ -72,10 +64,8 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 	sup := shards.New(shards.Config{
-		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start,
-		Serve: serve, ServeMaxSessions: serveCap(w), Servers: shards.ServersFor(w.Clients(), shards.ThisMachine()),
-		Args: shardArgs(fl), Log: stderr,
-	})
+		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start, Serve: serve, Args: shardArgs(fl), Log: stderr,
+	}.For(w))
 	procsSecondSignal.Store(sup)
 	defer procsSecondSignal.Store(nil)
 	defer sup.Close()
@@ -197,13 +187,4 @@ func selfPath() (string, error) {
 		}
 	}
 	return os.Executable()
-}
-
-// serveCap is the session cap of the reference server a sharded run shares: the workload's
-// max_sessions, else none, as the in-process built-in target has.
-func serveCap(w *workloads.Workload) int {
-	if w.Target.Builtin == nil {
-		return 0
-	}
-	return w.Target.Builtin.MaxSessions
 }
