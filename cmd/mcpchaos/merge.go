@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,7 +41,7 @@ unless --allow-partial, missing ones.`,
 			if err := checkOutputs("-o", out, fs); err != nil {
 				return err
 			}
-			parts, err := readShards(a, cmd.ErrOrStderr())
+			parts, err := merge.ReadShards(a, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -86,53 +83,4 @@ unless --allow-partial, missing ones.`,
 	f.BoolVar(&allowPartial, "allow-partial", false, "merge even when some shards of 0..n-1 are missing")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print no summary table")
 	return cmd
-}
-
-// readShards reads every argument: a file, or a directory whose *.json shards are taken (its
-// other exports, such as an earlier merge, are skipped with a note).
-func readShards(args []string, notes interface{ Write([]byte) (int, error) }) ([]results.Part, error) {
-	var parts []results.Part
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, usagef("%s: %v; give shard exports (files) or directories holding them", a, unwrapPathErr(err))
-		}
-		if !st.IsDir() {
-			e, err := results.ReadFile(a)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, results.Part{File: a, Export: e})
-			continue
-		}
-		files, err := filepath.Glob(filepath.Join(a, "*.json"))
-		if err != nil {
-			return nil, err
-		}
-		sort.Strings(files)
-		found := 0
-		for _, file := range files {
-			e, err := results.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			if e.Run.Shard == nil {
-				fmt.Fprintf(notes, "mcpchaos: skipping %s: not a shard\n", file)
-				continue
-			}
-			parts = append(parts, results.Part{File: file, Export: e})
-			found++
-		}
-		if found == 0 {
-			return nil, usagef("%s holds no shard exports (*.json written by mcpchaos run --shard)", a)
-		}
-	}
-	return parts, nil
-}
-
-func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
