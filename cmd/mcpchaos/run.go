@@ -48,7 +48,7 @@ func runCommand(fl *runFlags) *cobra.Command {
 		Use:   "run WORKLOAD",
 		Short: "Run a workload: a fleet of sessions, faults, TTLs running out; export the numbers",
 		Long: `Run a workload. WORKLOAD is a file path or the name of a built-in workload
-(` + joinNames() + `).
+(` + strings.Join(workloads.BuiltinNames(), ", ") + `).
 
 The run starts the built-in reference MCP server, one Toxiproxy proxy per client group in
 front of it, and the client fleet; applies the fault schedule; and when the planned time is
