@@ -67,10 +67,7 @@ unless --allow-partial, missing ones.`,
 			if err != nil {
 				return fmt.Errorf("writing the merged export: %w", err)
 			}
-			fmt.Fprintf(w, "\nexport: %s\n", out)
-			if len(written) > 0 {
-				fmt.Fprintf(w, "        %s\n", strings.Join(written, "\n        "))
-			}
+			printExport(w, out, written)
 			if err := results.IncompleteErr(merged, false); err != nil {
 				return err // its errors are mostly the tool's own: the shards did not measure the server
 			}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/outfile"
@@ -20,6 +23,15 @@ func checkOutputs(flag, out string, formats []string) error {
 	}
 	_ = set.Clean() // an earlier run's temporaries: what cannot be removed stays, harmless
 	return nil
+}
+
+// printExport says where the export (and what is said beside it) and its companions were
+// written.
+func printExport(w io.Writer, export string, written []string) {
+	fmt.Fprintf(w, "\nexport: %s\n", export)
+	if len(written) > 0 {
+		fmt.Fprintf(w, "        %s\n", strings.Join(written, "\n        "))
+	}
 }
 
 // checkJSONOut checks inspect's --json file before any work.

@@ -157,10 +157,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nexport: %s (shards in %s)\n", out, dir)
-	if len(written) > 0 {
-		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
-	}
+	printExport(stdout, out+" (shards in "+dir+")", written)
 	if res.Interrupted {
 		return errInterrupted
 	}

@@ -295,10 +295,7 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	} else if dir != "" {
 		written = append(written, dir)
 	}
-	fmt.Fprintf(stdout, "\nexport: %s\n", out)
-	if len(written) > 0 {
-		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
-	}
+	printExport(stdout, out, written)
 	return runError(runErr, plan, exp)
 }
 
