@@ -8,9 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/live"
@@ -32,7 +35,7 @@ var procsSecondSignal atomic.Pointer[shards.Supervisor]
 // passes each signal on once, by PID: the first drains every shard and merges what they
 // exported; the second makes the shards remove their external proxies and exit, and stops the
 // reference server, before this process exits (shards.Supervisor.Abandon).
-func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
+func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, flags *pflag.FlagSet, n int, stdout, stderr io.Writer) error {
 	if f := w.TopologyAction(); f != nil { // the shards would each meet the one server process by URL
 		return usagef("--procs: %s: %s acts on the reference server run by the process of the run; run this workload without --procs", f.Where, f.Action.Kind)
 	}
@@ -64,7 +67,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 	sup := shards.New(shards.Config{
-		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start, Serve: serve, Args: shardArgs(fl), Log: stderr,
+		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start, Serve: serve, Args: shardArgs(flags), Log: stderr,
 	}.For(w))
 	procsSecondSignal.Store(sup)
 	defer procsSecondSignal.Store(nil)
@@ -105,21 +108,31 @@ func autoProcs(w *workloads.Workload, fl *runFlags, stderr io.Writer) int {
 	return n
 }
 
-// shardArgs are the run flags every shard is given besides its own (--shard, --start-at,
-// --out): the target's, the groups' overrides, thresholds, labels and remote write.
-func shardArgs(fl runFlags) []string {
-	extra := append([]string(nil), fl.target.args()...)
-	extra = append(extra, fl.groups.args()...)
-	for _, t := range fl.thresholds {
-		extra = append(extra, "--threshold", t)
-	}
-	for _, t := range fl.abortOn {
-		extra = append(extra, "--threshold-abort", t)
-	}
-	for _, l := range fl.labels {
-		extra = append(extra, "--label", l)
-	}
-	return append(extra, fl.push.args()...)
+// parentOnly are the run flags the parent of a --procs run keeps: each shard is given its own
+// --out, --progress, --quiet and --formats (package shards), and the outputs, the live
+// endpoint and the interval logs are the parent's.
+var parentOnly = []string{"out", "progress", "quiet", "formats", "procs", "shard", "start-at",
+	"metrics-addr", "metrics-public", "metrics-linger", "hlog", "hlog-dir"}
+
+// shardArgs are the run flags given on the command line but the parent's, for every shard, as
+// given: a header's value passes unexpanded, and each process expands it from the environment
+// it shares; each shard pushes its own series with --remote-write, told apart by their shard
+// label.
+func shardArgs(f *pflag.FlagSet) []string {
+	var a []string
+	f.Visit(func(fl *pflag.Flag) {
+		if slices.Contains(parentOnly, fl.Name) {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok { // repeatable: --header, --threshold, --label, ...
+			for _, v := range sv.GetSlice() {
+				a = append(a, "--"+fl.Name, v)
+			}
+			return
+		}
+		a = append(a, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return a
 }
 
 // mergeShards merges the exports the shards wrote, says which shards wrote none (on stdout and

@@ -24,19 +24,6 @@ func (pf *pushFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&pf.public, "remote-write-public", false, "allow a --remote-write URL whose host is not loopback")
 }
 
-// args are the flags as given, for the shard processes of --procs (each pushes its own
-// series, told apart by their shard label).
-func (pf *pushFlags) args() []string {
-	if pf.url == "" {
-		return nil
-	}
-	a := []string{"--remote-write", pf.url, "--remote-write-interval", pf.interval.String()}
-	if pf.public {
-		a = append(a, "--remote-write-public")
-	}
-	return a
-}
-
 // toolLabels are the labels mcpchaos sets on its own series: a run label may not take one.
 var toolLabels = []string{"group", "policy", "kind", "state", "phase", "fault", "label", "value",
 	"workload", "run_id", "shard", "le", "quantile", "job", "instance"}

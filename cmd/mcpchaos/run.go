@@ -83,7 +83,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 				return err
 			}
 			if fl.procs > 1 {
-				return runProcs(cmd.Context(), a[0], plan.Workload(), *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runProcs(cmd.Context(), a[0], plan.Workload(), *fl, cmd.Flags(), fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return run(cmd.Context(), plan, *fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
