@@ -57,6 +57,30 @@ func StartCluster(addr string, cfg Config, topo Topology) (*Instance, error) {
 	return listenAndServe(ln, &Instance{Cluster: c}, c), nil
 }
 
+// StartTopology is Start for the lone server topo describes by default (one replica, sticky,
+// its own event log), else StartCluster: replicas behind a router (release.go).
+func StartTopology(addr string, cfg Config, topo Topology) (*Instance, error) {
+	if topo != (Topology{Replicas: 1, Routing: RouteSticky, EventLog: LogPerReplica}) {
+		return StartCluster(addr, cfg, topo)
+	}
+	return Start(addr, cfg)
+}
+
+// ServeMetrics serves the instance's metrics (MetricsPath) at addr too, until ctx ends, and
+// returns the address it listens on.
+func (i *Instance) ServeMetrics(ctx context.Context, addr string) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(MetricsPath, i.MetricsHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	return ln.Addr(), nil
+}
+
 // HealthPath answers 200 while the instance serves: what a readiness check
 // (a workload's wait_for, a Kubernetes probe) asks.
 const HealthPath = "/healthz"

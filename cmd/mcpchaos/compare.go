@@ -5,13 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/gate"
@@ -75,14 +70,17 @@ func newCompareCmd() *cobra.Command {
 				return err
 			}
 			curFile := a[len(a)-1]
-			cur, err := readExport(curFile)
+			cur, err := results.ReadFile(curFile)
 			if err != nil {
 				return err
 			}
 			cp := results.Part{File: curFile, Export: cur}
-			bases, skipped, err := readBaselines(a[:len(a)-1], curFile, last)
+			bases, skipped, err := compare.ReadBaselines(a[:len(a)-1], curFile, last)
 			if err != nil {
 				return err
+			}
+			if len(bases) == 0 {
+				return usagef("no good baseline run among %s (a failed, interrupted or aborted run is no baseline)", strings.Join(a[:len(a)-1], ", "))
 			}
 			forced := ""
 			for _, bp := range bases {
@@ -143,9 +141,9 @@ func compareError(c *compare.Comparison, bases []results.Part, cur *results.Expo
 func tolerances(file string, flags []string) (gate.Tolerances, error) {
 	tol := gate.DefaultTolerances()
 	if file != "" {
-		rules, err := readTolerances(file)
+		rules, err := gate.ReadTolerances(file)
 		if err != nil {
-			return nil, err
+			return nil, usagef("--tolerances %v", err)
 		}
 		tol = append(tol, rules...)
 	}
@@ -172,108 +170,15 @@ func writeComparison(out io.Writer, c *compare.Comparison, asJSON, asMarkdown, a
 	return compare.Write(out, c, all)
 }
 
-// readBaselines reads the baseline exports: files, and every *.json export in a directory
-// (the current file excluded). Runs that were not good (failed, interrupted, aborted) are left
-// out and named in skipped; with last > 0 only the newest last good runs are kept.
-func readBaselines(args []string, curFile string, last int) (bases []results.Part, skipped []string, err error) {
-	var files []string
-	curAbs, _ := filepath.Abs(curFile)
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil || !st.IsDir() {
-			files = append(files, a)
-			continue
-		}
-		matches, _ := filepath.Glob(filepath.Join(a, "*.json"))
-		if len(matches) == 0 {
-			return nil, nil, usagef("%s: a directory without JSON exports; give baseline exports or a directory holding them", a)
-		}
-		for _, m := range matches {
-			if abs, _ := filepath.Abs(m); abs != curAbs { // a history directory may hold the current run
-				files = append(files, m)
-			}
-		}
-	}
-	for _, f := range files {
-		e, err := readExport(f)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !results.Good(e) {
-			skipped = append(skipped, f+": not a good run ("+results.RunStatus(e)+")")
-			continue
-		}
-		bases = append(bases, results.Part{File: f, Export: e})
-	}
-	sort.SliceStable(bases, func(i, j int) bool { return bases[i].Export.Run.Start.After(bases[j].Export.Run.Start) })
-	if last > 0 && len(bases) > last {
-		for _, b := range bases[last:] {
-			skipped = append(skipped, b.File+": older than the --last "+strconv.Itoa(last))
-		}
-		bases = bases[:last]
-	}
-	if len(bases) == 0 {
-		return nil, skipped, usagef("no good baseline run among %s (a failed, interrupted or aborted run is no baseline)", strings.Join(args, ", "))
-	}
-	return bases, skipped, nil
-}
-
-// readExport reads a result file; a file that is not a usable export is a usage error.
-func readExport(path string) (*results.Export, error) {
-	e, err := results.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
+// parseToleranceFlag reads --tolerance PATTERN=SPEC (the pattern may hold '=': SPEC follows the last).
 func parseToleranceFlag(s string) (gate.ToleranceRule, error) {
-	pattern, spec, ok := cutLast(s, "=")
-	if !ok {
+	i := strings.LastIndex(s, "=")
+	if i < 0 {
 		return gate.ToleranceRule{}, usagef("--tolerance %q: want PATTERN=SPEC, e.g. probe_latency.p99=+20%% or misattributed_errors=+0", s)
 	}
-	r, err := gate.ParseToleranceRule(pattern, spec)
+	r, err := gate.ParseToleranceRule(s[:i], s[i+1:])
 	if err != nil {
 		return r, usagef("--tolerance %q: %v", s, err)
 	}
 	return r, nil
-}
-
-func cutLast(s, sep string) (string, string, bool) {
-	for i := len(s) - len(sep); i >= 0; i-- {
-		if s[i:i+len(sep)] == sep {
-			return s[:i], s[i+len(sep):], true
-		}
-	}
-	return s, "", false
-}
-
-// readTolerances reads a tolerance file: a YAML mapping of PATTERN: SPEC, applied in order.
-//
-//	probe_latency.p99: +20%
-//	naive.*: info
-//	misattributed_errors: +0
-func readTolerances(path string) ([]gate.ToleranceRule, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, usagef("--tolerances %s: %v", path, errors.Unwrap(err))
-	}
-	var ms yaml.MapSlice
-	if err := yaml.Unmarshal(data, &ms); err != nil {
-		return nil, usagef("--tolerances %s: not a YAML mapping of PATTERN: SPEC (%v)", path, err)
-	}
-	var rules []gate.ToleranceRule
-	for _, it := range ms {
-		pattern := fmt.Sprint(it.Key)
-		spec := fmt.Sprint(it.Value)
-		if it.Value == nil {
-			spec = ""
-		}
-		r, err := gate.ParseToleranceRule(pattern, spec)
-		if err != nil {
-			return nil, usagef("--tolerances %s: %s: %v", path, pattern, err)
-		}
-		rules = append(rules, r)
-	}
-	return rules, nil
 }

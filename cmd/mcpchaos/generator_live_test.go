@@ -12,6 +12,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/metrics"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/shards"
 )
 
 // liveWorkload is a short run against the built-in server, long enough for the generator's
@@ -67,7 +68,7 @@ func TestGeneratorFiguresLive(t *testing.T) {
 		if !strings.HasPrefix(line, `{"time":`) { // a --progress json line (JSON Lines on stderr)
 			continue
 		}
-		var st statusLine
+		var st shards.Status
 		if err := json.Unmarshal([]byte(line), &st); err != nil {
 			t.Fatalf("a --progress json line does not parse: %v\n%s", err, line)
 		}

@@ -56,7 +56,7 @@ func TestRunHlog(t *testing.T) {
 		}
 	}
 	var warn strings.Builder
-	if logs := hlogsBeside(path, exp, &warn); len(logs) != len(metrics.Hists()) || warn.Len() > 0 {
+	if logs := hlog.ReadBeside(path, exp.Run.ID, &warn); len(logs) != len(metrics.Hists()) || warn.Len() > 0 {
 		t.Fatalf("%d logs read beside %s (%s), want %d", len(logs), path, warn.String(), len(metrics.Hists()))
 	}
 	html := filepath.Join(t.TempDir(), "r.html")
@@ -74,7 +74,7 @@ func TestRunHlog(t *testing.T) {
 	other := *exp
 	other.Run.ID = "another-run"
 	warn.Reset()
-	if logs := hlogsBeside(path, &other, &warn); len(logs) != 0 || !strings.Contains(warn.String(), `is of run "`+exp.Run.ID+`"`) {
+	if logs := hlog.ReadBeside(path, other.Run.ID, &warn); len(logs) != 0 || !strings.Contains(warn.String(), `is of run "`+exp.Run.ID+`"`) {
 		t.Errorf("the logs of run %s were taken for run another-run (%d logs; %q)", exp.Run.ID, len(logs), warn.String())
 	}
 }

@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/wire"
-	"github.com/mcpchaos/mcpchaos/redact"
-
 	"github.com/spf13/cobra"
 
+	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/inspect"
+	"github.com/mcpchaos/mcpchaos/redact"
 	"github.com/mcpchaos/mcpchaos/workloads"
 	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )

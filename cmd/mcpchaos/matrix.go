@@ -1,28 +1,16 @@
 package main
 
 import (
-	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcpchaos/mcpchaos/clients/mcpgoworker"
-	"github.com/mcpchaos/mcpchaos/clients/tsworker"
-	"github.com/mcpchaos/mcpchaos/gate"
+	"github.com/mcpchaos/mcpchaos/matrix"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/workloads"
-	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
-
-// matrixYAML is the matrix's scenario: one group per client library, one fault.
-//
-//go:embed matrix.yaml
-var matrixYAML []byte
 
 type matrixFlags struct {
 	run       runFlags
@@ -74,9 +62,9 @@ func newMatrixCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w, notMeasured, err := withoutMissingLibraries(w)
+			w, notMeasured, err := matrix.WithoutMissing(w)
 			if err != nil {
-				return err
+				return &usageError{err}
 			}
 			if notMeasured != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "mcpchaos: %s\n", notMeasured)
@@ -104,7 +92,7 @@ func newMatrixCmd() *cobra.Command {
 				fmt.Fprintf(stdout, "\n%s\n", notMeasured)
 			}
 			if runErr == nil && len(a) == 0 && w.Target.Builtin != nil && fl.run.target.url == "" {
-				runErr = scenarioHeld(exp) // a server by URL decides its sessions' deaths itself
+				runErr = matrix.Held(exp) // a server by URL decides its sessions' deaths itself
 			}
 			return runErr
 		},
@@ -131,7 +119,7 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 	if len(a) == 1 {
 		w, err = workloads.Resolve(a[0])
 	} else {
-		w, err = workloads.Parse("builtin:library-matrix", matrixYAML)
+		w, err = matrix.Scenario()
 	}
 	if err != nil {
 		return nil, err
@@ -166,8 +154,7 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 		}
 	}
 	if len(a) == 0 {
-		// The outage outlasts the target's TTL by 3.5 s, whatever TTL --session-ttl declares
-		// (matrix.yaml says why).
+		// The outage outlasts the target's TTL, whatever TTL --session-ttl declares.
 		ttl := w.Target.SessionTTL
 		switch v := fl.run.target.sessionTTL; v {
 		case "":
@@ -183,80 +170,7 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 		if ttl > time.Minute {
 			return nil, usagef("--session-ttl %s: the matrix waits the TTL out within one run; give a target whose sessions expire within a minute", ttl)
 		}
-		for i := range w.Faults {
-			w.Faults[i].For = ttl + 3500*time.Millisecond
-		}
+		matrix.Outage(w, ttl)
 	}
 	return w, nil
-}
-
-// scenarioHeld checks that the built-in scenario happened as timed against the reference
-// server, whose deaths are exact: every client met exactly one session death, its first
-// session's, in the outage. A client whose session was not up by
-// the cut (node workers slow to connect on a starved machine) met none; a session that idled
-// out after the outage (a stalled machine) is one more. Either way the table is not the
-// libraries' alone, and the run says so with exit status 1.
-func scenarioHeld(e *results.Export) error {
-	var off []string
-	for _, g := range e.Groups {
-		if _, ok := e.Run.Libraries[g.Name]; !ok {
-			continue
-		}
-		if n := g.Counters["sessions_dead"]; n != int64(g.Clients) {
-			off = append(off, fmt.Sprintf("%s met %d session deaths for its %d clients", g.Name, n, g.Clients))
-		}
-	}
-	if len(off) == 0 {
-		return nil
-	}
-	return fmt.Errorf("the scenario did not hold (%s): every client must meet one death, its first session's, cut mid-call by the outage; this machine was too slow for the scenario's timing (the export's generator section and phases[].turns say how), so the table shows the machine as much as the libraries; run it again on a quieter machine",
-		strings.Join(off, "; "))
-}
-
-// withoutMissingLibraries is w without the groups whose client library cannot run here (the
-// TypeScript libraries not installed, or no node), with the faults and thresholds that name
-// only them, and a line that says which were left out and what to run; the matrix measures
-// the rest. A workload left with no group is an error saying the same.
-func withoutMissingLibraries(w *workloads.Workload) (*workloads.Workload, string, error) {
-	var dropped, why []string
-	keep := w.Groups[:0:0]
-	for _, g := range w.Groups {
-		var err error
-		if g.Policy == vocab.ClientTSSDK || g.Policy == vocab.ClientTSClient {
-			err = tsworker.Check(g.Policy)
-		}
-		if g.Policy == vocab.ClientMCPGo16 {
-			err = mcpgoworker.Check(g.Policy)
-		}
-		if err == nil {
-			keep = append(keep, g)
-			continue
-		}
-		dropped = append(dropped, g.Name)
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner // the same cause for every TypeScript group: said once
-		}
-		if msg := err.Error(); !slices.Contains(why, msg) {
-			why = append(why, msg)
-		}
-	}
-	if len(dropped) == 0 {
-		return w, "", nil
-	}
-	note := fmt.Sprintf("not measured: %s (%s)", strings.Join(dropped, ", "), strings.Join(why, "; "))
-	if len(keep) == 0 {
-		return nil, "", usagef("%s; no group is left to measure", note)
-	}
-	c := *w
-	c.Groups = keep
-	c.Faults = nil
-	for _, f := range w.Faults {
-		if len(f.Groups) > 0 && !slices.ContainsFunc(f.Groups, func(n string) bool { return !slices.Contains(dropped, n) }) {
-			continue // it named only groups left out
-		}
-		f.Groups = slices.DeleteFunc(slices.Clone(f.Groups), func(n string) bool { return slices.Contains(dropped, n) })
-		c.Faults = append(c.Faults, f)
-	}
-	c.Thresholds = slices.DeleteFunc(slices.Clone(w.Thresholds), func(t gate.Threshold) bool { return slices.Contains(dropped, t.Scope) })
-	return &c, note, nil
 }

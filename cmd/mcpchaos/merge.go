@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,7 +41,7 @@ unless --allow-partial, missing ones.`,
 			if err := checkOutputs("-o", out, fs); err != nil {
 				return err
 			}
-			parts, err := readShards(a, cmd.ErrOrStderr())
+			parts, err := merge.ReadShards(a, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -58,7 +55,7 @@ unless --allow-partial, missing ones.`,
 			}
 			if !quiet { // the summary first: a full disk found when writing must not lose it
 				fmt.Fprintf(w, "mcpchaos: %s, %d shards merged\n\n", merged.Run.Workload, len(parts))
-				writeIncomplete(w, merged) // the merged generator's verdict and whose the errors are, first
+				results.WriteIncomplete(w, merged) // the merged generator's verdict and whose the errors are, first
 				if err := results.WriteSummary(w, merged); err != nil {
 					return err
 				}
@@ -66,15 +63,12 @@ unless --allow-partial, missing ones.`,
 			if err := printThresholds(w, merged.Thresholds, ""); err != nil {
 				return err
 			}
-			written, err := writeExportSet(cmd.Context(), out, merged, fs)
+			written, err := results.WriteExportSet(cmd.Context(), out, merged, fs)
 			if err != nil {
 				return fmt.Errorf("writing the merged export: %w", err)
 			}
-			fmt.Fprintf(w, "\nexport: %s\n", out)
-			if len(written) > 0 {
-				fmt.Fprintf(w, "        %s\n", strings.Join(written, "\n        "))
-			}
-			if err := incompleteErr(merged, false); err != nil {
+			printExport(w, out, written)
+			if err := results.IncompleteErr(merged, false); err != nil {
 				return err // its errors are mostly the tool's own: the shards did not measure the server
 			}
 			return verdictError(merged)
@@ -86,53 +80,4 @@ unless --allow-partial, missing ones.`,
 	f.BoolVar(&allowPartial, "allow-partial", false, "merge even when some shards of 0..n-1 are missing")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print no summary table")
 	return cmd
-}
-
-// readShards reads every argument: a file, or a directory whose *.json shards are taken (its
-// other exports, such as an earlier merge, are skipped with a note).
-func readShards(args []string, notes interface{ Write([]byte) (int, error) }) ([]results.Part, error) {
-	var parts []results.Part
-	for _, a := range args {
-		st, err := os.Stat(a)
-		if err != nil {
-			return nil, usagef("%s: %v; give shard exports (files) or directories holding them", a, unwrapPathErr(err))
-		}
-		if !st.IsDir() {
-			e, err := results.ReadFile(a)
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, results.Part{File: a, Export: e})
-			continue
-		}
-		files, err := filepath.Glob(filepath.Join(a, "*.json"))
-		if err != nil {
-			return nil, err
-		}
-		sort.Strings(files)
-		found := 0
-		for _, file := range files {
-			e, err := results.ReadFile(file)
-			if err != nil {
-				return nil, err
-			}
-			if e.Run.Shard == nil {
-				fmt.Fprintf(notes, "mcpchaos: skipping %s: not a shard\n", file)
-				continue
-			}
-			parts = append(parts, results.Part{File: file, Export: e})
-			found++
-		}
-		if found == 0 {
-			return nil, usagef("%s holds no shard exports (*.json written by mcpchaos run --shard)", a)
-		}
-	}
-	return parts, nil
-}
-
-func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/outfile"
@@ -11,12 +12,12 @@ import (
 
 // An export and its companions are one set (outfile.Set): every path is checked before any
 // work, with a usage error (exit 2) naming what is wrong, and the set is marked incomplete
-// while it is written.
+// while it is written (results.WriteExportSet).
 
 // checkOutputs says, before any work, whether the export at out and the companions of formats
 // can be written: not a directory, in a directory that takes files, no two the same file.
 func checkOutputs(flag, out string, formats []string) error {
-	set := results.CompanionSet(out, companionFormats(out, formats))
+	set := results.CompanionSet(out, results.CompanionFormats(out, formats))
 	if err := set.Check(); err != nil {
 		return usagef("%s %s: %v", flag, out, err)
 	}
@@ -24,40 +25,13 @@ func checkOutputs(flag, out string, formats []string) error {
 	return nil
 }
 
-// companionFormats are the companions an export at out gets: none when it goes to standard
-// output, a device or a FIFO, which give companions no name to be named after (/dev/null.csv).
-func companionFormats(out string, formats []string) []string {
-	if outfile.IsDirect(out) {
-		return nil
+// printExport says where the export (and what is said beside it) and its companions were
+// written.
+func printExport(w io.Writer, export string, written []string) {
+	fmt.Fprintf(w, "\nexport: %s\n", export)
+	if len(written) > 0 {
+		fmt.Fprintf(w, "        %s\n", strings.Join(written, "\n        "))
 	}
-	return formats
-}
-
-// writeExportSet writes the export and its companions, removes the companions an earlier run
-// left under this name in formats not asked for now, and returns the companion paths written.
-// Until it returns without error, the set's marker (outfile.Marker) says it is incomplete.
-// An export to a device or a FIFO ends on a signal while it is written (ctx, if still live:
-// a run that a signal stopped still writes its partial export, bounded by outfile.Stall).
-func writeExportSet(ctx context.Context, out string, e *results.Export, formats []string) ([]string, error) {
-	if ctx.Err() != nil {
-		ctx = context.Background()
-	}
-	formats = companionFormats(out, formats)
-	set := results.CompanionSet(out, formats)
-	if err := set.Begin(); err != nil {
-		return nil, fmt.Errorf("writing the export: %w", err)
-	}
-	if err := results.WriteFileContext(ctx, out, e); err != nil {
-		return nil, fmt.Errorf("writing the export: %w", err)
-	}
-	written, err := results.WriteCompanions(out, e, formats)
-	if err != nil {
-		return written, err
-	}
-	if err := set.Done(); err != nil {
-		return written, fmt.Errorf("completing the export's set: %w", err)
-	}
-	return written, nil
 }
 
 // checkJSONOut checks inspect's --json file before any work.

@@ -8,11 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/live"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/shards"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -31,7 +35,7 @@ var procsSecondSignal atomic.Pointer[shards.Supervisor]
 // passes each signal on once, by PID: the first drains every shard and merges what they
 // exported; the second makes the shards remove their external proxies and exit, and stops the
 // reference server, before this process exits (shards.Supervisor.Abandon).
-func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, n int, stdout, stderr io.Writer) error {
+func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, flags *pflag.FlagSet, n int, stdout, stderr io.Writer) error {
 	if f := w.TopologyAction(); f != nil { // the shards would each meet the one server process by URL
 		return usagef("--procs: %s: %s acts on the reference server run by the process of the run; run this workload without --procs", f.Where, f.Action.Kind)
 	}
@@ -55,15 +59,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 	start := time.Now().Add(shards.Lead)
-	out := fl.out
-	if out == "" {
-		out = results.DefaultPath(w.Name, start)
-	}
-	shardsOut := out
-	if out == "-" {
-		shardsOut = results.DefaultPath(w.Name, start)
-	}
-	dir := strings.TrimSuffix(shardsOut, filepath.Ext(shardsOut)) + ".shards"
+	out, dir := shards.Layout(fl.out, w.Name, start)
 	if err := checkOutputs("--out", out, formats); err != nil {
 		return err
 	}
@@ -71,10 +67,8 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 	sup := shards.New(shards.Config{
-		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start,
-		Serve: serve, ServeMaxSessions: serveCap(w), Servers: shards.ServersFor(w.Clients(), shards.ThisMachine()),
-		Args: shardArgs(fl), Log: stderr,
-	})
+		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start, Serve: serve, Args: shardArgs(flags), Log: stderr,
+	}.For(w))
 	procsSecondSignal.Store(sup)
 	defer procsSecondSignal.Store(nil)
 	defer sup.Close()
@@ -90,7 +84,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	for i, g := range w.Groups {
 		names[i] = g.Name
 	}
-	stopProgress := startProgress(fl.progress, stderr, start, w.Duration, func() []groupStatus {
+	stopProgress := live.StartProgress(fl.progress, stderr, start, w.Duration, func() []shards.GroupStatus {
 		return sup.Status(names)
 	}, func(_, _ time.Time) (string, []string) { return sup.Phase() }, nil)
 	sup.Wait()
@@ -114,21 +108,31 @@ func autoProcs(w *workloads.Workload, fl *runFlags, stderr io.Writer) int {
 	return n
 }
 
-// shardArgs are the run flags every shard is given besides its own (--shard, --start-at,
-// --out): the target's, the groups' overrides, thresholds, labels and remote write.
-func shardArgs(fl runFlags) []string {
-	extra := append([]string(nil), fl.target.args()...)
-	extra = append(extra, fl.groups.args()...)
-	for _, t := range fl.thresholds {
-		extra = append(extra, "--threshold", t)
-	}
-	for _, t := range fl.abortOn {
-		extra = append(extra, "--threshold-abort", t)
-	}
-	for _, l := range fl.labels {
-		extra = append(extra, "--label", l)
-	}
-	return append(extra, fl.push.args()...)
+// parentOnly are the run flags the parent of a --procs run keeps: each shard is given its own
+// --out, --progress, --quiet and --formats (package shards), and the outputs, the live
+// endpoint and the interval logs are the parent's.
+var parentOnly = []string{"out", "progress", "quiet", "formats", "procs", "shard", "start-at",
+	"metrics-addr", "metrics-public", "metrics-linger", "hlog", "hlog-dir"}
+
+// shardArgs are the run flags given on the command line but the parent's, for every shard, as
+// given: a header's value passes unexpanded, and each process expands it from the environment
+// it shares; each shard pushes its own series with --remote-write, told apart by their shard
+// label.
+func shardArgs(f *pflag.FlagSet) []string {
+	var a []string
+	f.Visit(func(fl *pflag.Flag) {
+		if slices.Contains(parentOnly, fl.Name) {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok { // repeatable: --header, --threshold, --label, ...
+			for _, v := range sv.GetSlice() {
+				a = append(a, "--"+fl.Name, v)
+			}
+			return
+		}
+		a = append(a, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return a
 }
 
 // mergeShards merges the exports the shards wrote, says which shards wrote none (on stdout and
@@ -151,7 +155,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	// The summary first: a full disk found when writing the export must not lose it.
 	if !fl.quiet {
 		fmt.Fprintf(stdout, "\nmcpchaos: %s in %d processes against %s\n\n", w.Name, n, merged.Run.Target)
-		writeIncomplete(stdout, merged)
+		results.WriteIncomplete(stdout, merged)
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
@@ -162,20 +166,17 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	for _, p := range res.Problems(n) {
 		fmt.Fprintf(stdout, "problem: %s\n", p)
 	}
-	written, err := writeExportSet(ctx, out, merged, formats)
+	written, err := results.WriteExportSet(ctx, out, merged, formats)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nexport: %s (shards in %s)\n", out, dir)
-	if len(written) > 0 {
-		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
-	}
+	printExport(stdout, out+" (shards in "+dir+")", written)
 	if res.Interrupted {
 		return errInterrupted
 	}
 	// Starved by its own plan, or its errors its own: it did not measure the server, which is
 	// said first; shards that failed are said too.
-	incomplete, failed := incompleteErr(merged, true), res.Err()
+	incomplete, failed := results.IncompleteErr(merged, true), res.Err()
 	switch {
 	case incomplete != nil && failed != nil:
 		return fmt.Errorf("%w; and %w", incomplete, failed)
@@ -196,13 +197,4 @@ func selfPath() (string, error) {
 		}
 	}
 	return os.Executable()
-}
-
-// serveCap is the session cap of the reference server a sharded run shares: the workload's
-// max_sessions, else none, as the in-process built-in target has.
-func serveCap(w *workloads.Workload) int {
-	if w.Target.Builtin == nil {
-		return 0
-	}
-	return w.Target.Builtin.MaxSessions
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/results/hlog"
 	"github.com/mcpchaos/mcpchaos/results/report"
 )
 
@@ -30,11 +32,11 @@ opened offline. -o - writes it to stdout.`,
 			}
 			var runs []report.Run
 			for _, p := range a {
-				e, err := readExport(p)
+				e, err := results.ReadFile(p)
 				if err != nil {
 					return err
 				}
-				runs = append(runs, report.Run{File: p, Export: e, Intervals: hlogsBeside(p, e, cmd.ErrOrStderr())})
+				runs = append(runs, report.Run{File: p, Export: e, Intervals: hlog.ReadBeside(p, e.Run.ID, cmd.ErrOrStderr())})
 			}
 			opts := report.Options{Title: title, Version: version}
 			if out == "-" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/engine"
+	"github.com/mcpchaos/mcpchaos/live"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/shards"
 	"github.com/mcpchaos/mcpchaos/workloads"
@@ -46,7 +48,7 @@ func runCommand(fl *runFlags) *cobra.Command {
 		Use:   "run WORKLOAD",
 		Short: "Run a workload: a fleet of sessions, faults, TTLs running out; export the numbers",
 		Long: `Run a workload. WORKLOAD is a file path or the name of a built-in workload
-(` + joinNames() + `).
+(` + strings.Join(workloads.BuiltinNames(), ", ") + `).
 
 The run starts the built-in reference MCP server, one Toxiproxy proxy per client group in
 front of it, and the client fleet; applies the fault schedule; and when the planned time is
@@ -81,7 +83,7 @@ verdict to the merge (except for abort_on_fail, which stops it with status 99).`
 				return err
 			}
 			if fl.procs > 1 {
-				return runProcs(cmd.Context(), a[0], plan.Workload(), *fl, fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runProcs(cmd.Context(), a[0], plan.Workload(), *fl, cmd.Flags(), fl.procs, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			return run(cmd.Context(), plan, *fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -234,7 +236,7 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	opts := []engine.Option{
 		engine.WithToolVersion(version), engine.WithStderr(stderr), engine.WithAbandoner(abandonerOf(ctx)),
-		engine.WithObserver(&progressObserver{mode: fl.progress, out: stderr}),
+		engine.WithObserver(&live.Progress{Mode: fl.progress, Out: stderr}),
 		engine.WithReady(func(start time.Time) {
 			if !plan.StartAt().IsZero() {
 				fmt.Fprintf(stderr, "mcpchaos: %s%s ready; starting at %s (in %s)\n", w.Name, describeShard(plan.Shard()),
@@ -244,26 +246,26 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	var problems []string
 	opts = append(opts, engine.WithProblems(func(p []string) { problems = p }))
-	var mo *metricsObserver
+	var mo *live.Metrics
 	if fl.metricsAddr != "" {
-		mo = &metricsObserver{addr: fl.metricsAddr, stderr: stderr}
+		mo = &live.Metrics{Addr: fl.metricsAddr, Stderr: stderr}
 		opts = append(opts, engine.WithObserver(mo))
 	}
-	var ro *remoteWriteObserver
+	var ro *live.RemoteWrite
 	if fl.push.url != "" {
-		ro = &remoteWriteObserver{fl: fl.push, stderr: stderr}
+		ro = &live.RemoteWrite{URL: fl.push.url, Interval: fl.push.interval, Public: fl.push.public, Version: version, Stderr: stderr}
 		opts = append(opts, engine.WithObserver(ro))
 	}
-	var ho *hlogObserver
+	var ho *live.HistLogs
 	if fl.hlog.on() {
-		ho = &hlogObserver{fl: fl.hlog, out: outPath(fl.out, w.Name), stderr: stderr}
+		ho = &live.HistLogs{Parent: filepath.Dir(fl.hlog.hlogDir(outPath(fl.out, w.Name))), Stderr: stderr}
 		opts = append(opts, engine.WithObserver(ho))
-		defer ho.cleanup() // a run that ends before its export: no logs left behind
+		defer ho.Cleanup() // a run that ends before its export: no logs left behind
 	}
 	exp, runErr := engine.Run(ctx, plan, opts...)
 	// The final values are counted by now (calls run twice, from the server): push them.
-	ro.flush()
-	defer mo.linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
+	ro.Flush()
+	defer mo.Linger(ctx, fl.metricsLinger, stderr) // after the export is written and the summary printed
 	if exp == nil {
 		return runErr
 	}
@@ -280,23 +282,20 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 			verb = "did not start: the system was not steady"
 		}
 		fmt.Fprintf(stdout, "\nmcpchaos: %s against %s %s\nproblem: %s\n", w.Name, exp.Run.Target, verb, exp.Run.Error)
-		writeSteady(stdout, exp)
+		results.WriteSteady(stdout, exp)
 	} else if err := printRun(stdout, fl, plan, exp, problems); err != nil {
 		return err
 	}
-	written, err := writeExportSet(ctx, out, exp, formats)
+	written, err := results.WriteExportSet(ctx, out, exp, formats)
 	if err != nil {
 		return errors.Join(setupCause(runErr), err)
 	}
-	if dir, err := ho.finish(out); err != nil {
+	if dir, err := ho.Finish(fl.hlog.hlogDir(out)); err != nil {
 		return errors.Join(setupCause(runErr), err)
 	} else if dir != "" {
 		written = append(written, dir)
 	}
-	fmt.Fprintf(stdout, "\nexport: %s\n", out)
-	if len(written) > 0 {
-		fmt.Fprintf(stdout, "        %s\n", strings.Join(written, "\n        "))
-	}
+	printExport(stdout, out, written)
 	return runError(runErr, plan, exp)
 }
 
@@ -337,7 +336,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 		return err
 	}
 	if plan.Shard() == nil { // a shard's is judged on the merge, as its thresholds are
-		if err := incompleteErr(exp, false); err != nil {
+		if err := results.IncompleteErr(exp, false); err != nil {
 			return err // the run did not measure the server: its gate says nothing of it
 		}
 	}
@@ -350,42 +349,12 @@ func runGate(plan *engine.Plan, exp *results.Export) error {
 	return gateOf(exp, plan.Shard() == nil)
 }
 
-// writeSteady prints the steady state and the rollbacks, and each failed rollback as a problem.
-func writeSteady(stdout io.Writer, exp *results.Export) {
-	results.WriteSteadyState(stdout, exp)
-	for _, f := range exp.FailedRollbacks() {
-		fmt.Fprintf(stdout, "problem: rollback %s: the system under test may be left changed\n", f)
-	}
-}
-
 // printRun prints a finished run's summary, its problems and its thresholds.
 func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Export, problems []string) error {
 	if !fl.quiet {
-		status := ""
-		switch {
-		case exp.Run.Interrupted:
-			status = " (interrupted)"
-		case exp.Run.Aborted != "":
-			status = " (aborted by a threshold)"
-		}
-		fmt.Fprintf(stdout, "\nmcpchaos: %s%s against %s, %s%s\n\n", exp.Run.Workload, describeShard(plan.Shard()), exp.Run.Target,
-			exp.Run.End.Sub(exp.Run.Start).Round(time.Millisecond), status)
-		writeIncomplete(stdout, exp)
-		if err := results.WriteSummary(stdout, exp); err != nil {
+		if err := results.WriteRun(stdout, exp, describeShard(plan.Shard()), problems); err != nil {
 			return err
 		}
-		results.WriteRelease(stdout, exp)
-		if len(problems) > 0 || len(exp.Run.Findings) > 0 {
-			fmt.Fprintf(stdout, "\n")
-		}
-		for _, p := range problems {
-			fmt.Fprintf(stdout, "problem: %s\n", p)
-		}
-		for _, f := range exp.Run.Findings {
-			fmt.Fprintf(stdout, "finding: %s\n", f)
-		}
-		writeSteady(stdout, exp)
-		writeGeneratorWarning(stdout, exp)
 	}
 	note := ""
 	if plan.Shard() != nil {

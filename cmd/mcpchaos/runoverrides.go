@@ -86,24 +86,6 @@ func (gf *groupFlags) options() ([]engine.PlanOption, string, error) {
 	return opts, ttlMode, nil
 }
 
-// args are the flags as given, for shard processes (procs.go).
-func (gf *groupFlags) args() []string {
-	if gf.set == nil {
-		return nil
-	}
-	var a []string
-	for _, f := range []struct{ name, v string }{{"tool", gf.tool}, {"tool-args", gf.toolArgs}, {"probe", gf.probe},
-		{"dead-statuses", gf.deadStatuses}, {"from-inspect", gf.fromInspect}} {
-		if gf.set(f.name) {
-			a = append(a, "--"+f.name, f.v)
-		}
-	}
-	if gf.noSchemaCheck {
-		a = append(a, "--no-schema-check")
-	}
-	return a
-}
-
 // parseStatuses reads "400,404": HTTP statuses, 100 to 599, no repeats.
 func parseStatuses(s string) ([]int, error) {
 	var out []int

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -61,18 +57,12 @@ func newServeCmd() *cobra.Command {
 			if err := topo.Validate(); err != nil {
 				return &usageError{err}
 			}
-			var inst *refserver.Instance
-			if topo != (refserver.Topology{Replicas: 1, Routing: refserver.RouteSticky, EventLog: refserver.LogPerReplica}) {
-				inst, err = refserver.StartCluster(addr, cfg, topo) // release.go: replicas behind a router
-			} else {
-				inst, err = refserver.Start(addr, cfg)
-			}
+			inst, err := refserver.StartTopology(addr, cfg, topo)
 			if err != nil {
 				return err
 			}
 			defer inst.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), refserver.ReadyPrefix+"%s (ttl %s, retention %s, GET validation %s); Ctrl-C stops it\n",
-				inst.URL, orNever(cfg.SessionTTL, "sessions never expire"), orNever(cfg.Retention, "no time limit"), cfg.GetValidation)
+			fmt.Fprintln(cmd.OutOrStdout(), refserver.ReadyLine(inst.URL, cfg))
 			if err := serveRefMetrics(cmd, inst, cfg, mAddr, public); err != nil {
 				return err
 			}
@@ -184,41 +174,17 @@ func overrideFromFlags(cmd *cobra.Command, cfg *refserver.Config, topo *refserve
 // there too until the command ends.
 func serveRefMetrics(cmd *cobra.Command, inst *refserver.Instance, cfg refserver.Config, addr string, public bool) error {
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "  metrics at http://%s%s", inst.Addr, refserver.MetricsPath)
-	if cfg.MaxSessions > 0 {
-		fmt.Fprintf(out, "; at most %d sessions held (503 beyond)", cfg.MaxSessions)
-	}
-	if cfg.Leak {
-		fmt.Fprint(out, "; LEAKING: dead sessions are never reclaimed")
-	}
-	fmt.Fprintln(out)
+	fmt.Fprintln(out, refserver.MetricsLine(inst.Addr, cfg))
 	if addr == "" {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return usagef("--metrics-addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:9465)", addr, err)
+	if err := checkListenAddr("--metrics-addr", addr, "127.0.0.1:9465", public, "pass --public to serve there"); err != nil {
+		return err
 	}
-	if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-		return usagef("--metrics-addr %q is not a loopback address; pass --public to serve there", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
+	at, err := inst.ServeMetrics(cmd.Context(), addr)
 	if err != nil {
 		return fmt.Errorf("--metrics-addr %s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle(refserver.MetricsPath, inst.MetricsHandler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	context.AfterFunc(cmd.Context(), func() { _ = srv.Close() })
-	fmt.Fprintf(out, "  metrics also at http://%s%s\n", ln.Addr(), refserver.MetricsPath)
+	fmt.Fprintf(out, "  metrics also at http://%s%s\n", at, refserver.MetricsPath)
 	return nil
-}
-
-// orNever writes a duration, or what its zero means.
-func orNever(d time.Duration, zero string) string {
-	if d == 0 {
-		return zero
-	}
-	return d.String()
 }

@@ -4,23 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcpchaos/mcpchaos/outfile"
 )
 
-// serve-files hands a run's exports out of a place the image cannot copy from: the image has
-// no shell and no tar, so `kubectl cp` cannot read the results volume. A pod runs
-// `mcpchaos serve-files /results/RUN_ID`, and `kubectl port-forward` plus curl fetch the files.
-// Read-only: GET of regular files under DIR, and a listing; nothing else.
-
+// newServeFilesCmd hands a run's exports out of a place the image cannot copy from: the image
+// has no shell and no tar, so `kubectl cp` cannot read the results volume. A pod runs
+// `mcpchaos serve-files /results/RUN_ID`, and `kubectl port-forward` plus curl fetch the files
+// (outfile.Handler: read-only, GET of regular files under DIR, and a listing; nothing else).
 func newServeFilesCmd() *cobra.Command {
 	var (
 		addr   string
@@ -42,18 +39,14 @@ It listens on loopback unless --public is given, and stops on Ctrl-C or SIGTERM.
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 				return usagef("%s: not a directory; give the directory holding the exports, e.g. /results/RUN_ID", dir)
 			}
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return usagef("--addr %q: %v (want HOST:PORT, e.g. 127.0.0.1:8080)", addr, err)
-			}
-			if ip := net.ParseIP(host); !public && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-				return usagef("--addr %q is not a loopback address; pass --public to listen there", addr)
+			if err := checkListenAddr("--addr", addr, "127.0.0.1:8080", public, "pass --public to listen there"); err != nil {
+				return err
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return err
 			}
-			srv := &http.Server{Handler: filesHandler(os.DirFS(dir)), ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: outfile.Handler(os.DirFS(dir)), ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(cmd.OutOrStdout(), "serving %s read-only on http://%s/; Ctrl-C stops it\n", dir, ln.Addr())
 			go func() {
 				<-cmd.Context().Done()
@@ -71,53 +64,4 @@ It listens on loopback unless --public is given, and stops on Ctrl-C or SIGTERM.
 	f.StringVar(&addr, "addr", "127.0.0.1:8080", "listen address (HOST:PORT)")
 	f.BoolVar(&public, "public", false, "allow a non-loopback listen address (in a pod: 0.0.0.0:8080)")
 	return cmd
-}
-
-// filesHandler serves fsys read-only: "/" lists its regular files, "/PATH" returns one.
-// os.DirFS refuses paths that leave the directory ("..") and fs.ValidPath is checked first;
-// only regular files are served, so a symlink or a device under DIR is not.
-func filesHandler(fsys fs.FS) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "read-only: GET or HEAD", http.StatusMethodNotAllowed)
-			return
-		}
-		name := strings.TrimPrefix(path.Clean(r.URL.Path), "/")
-		if name == "" {
-			listFiles(w, fsys)
-			return
-		}
-		if !fs.ValidPath(name) {
-			http.Error(w, "bad path", http.StatusBadRequest)
-			return
-		}
-		st, err := fs.Lstat(fsys, name)
-		if err != nil || !st.Mode().IsRegular() {
-			http.NotFound(w, r)
-			return
-		}
-		f, err := fsys.Open(name)
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		defer f.Close()
-		rs, ok := f.(io.ReadSeeker)
-		if !ok {
-			http.Error(w, "not seekable", http.StatusInternalServerError)
-			return
-		}
-		http.ServeContent(w, r, path.Base(name), st.ModTime(), rs)
-	})
-}
-
-func listFiles(w http.ResponseWriter, fsys fs.FS) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() && !strings.HasPrefix(path.Base(p), ".") { // .tmp files of a write in progress
-			fmt.Fprintln(w, p)
-		}
-		return nil
-	})
 }

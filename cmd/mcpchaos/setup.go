@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -115,40 +114,6 @@ func (tf *targetFlags) options(w *workloads.Workload) ([]engine.PlanOption, erro
 		t.Where = "--target"
 	}
 	return append(opts, engine.WithTarget(t)), nil
-}
-
-// args are the flags as given, for passing on to shard processes (procs.go); header values
-// pass unexpanded, and each process expands them from the environment it shares.
-func (tf *targetFlags) args() []string {
-	if tf.set == nil {
-		return nil
-	}
-	var a []string
-	if tf.set("target") {
-		a = append(a, "--target", tf.url)
-	}
-	if tf.set("session-ttl") {
-		a = append(a, "--session-ttl", tf.sessionTTL)
-	}
-	if tf.set("ttl-mode") {
-		a = append(a, "--ttl-mode", tf.ttlMode)
-	}
-	for _, h := range tf.headers {
-		a = append(a, "--header", h)
-	}
-	if tf.set("ca-file") {
-		a = append(a, "--ca-file", tf.caFile)
-	}
-	if tf.set("insecure-skip-verify") {
-		a = append(a, fmt.Sprintf("--insecure-skip-verify=%t", tf.insecure))
-	}
-	if tf.set("http2") {
-		a = append(a, fmt.Sprintf("--http2=%t", tf.http2))
-	}
-	if tf.set("toxiproxy") {
-		a = append(a, "--toxiproxy", tf.toxiproxy)
-	}
-	return a
 }
 
 // flagOf maps the fields the run's flags set to the flags, for errors of engine.NewPlan.

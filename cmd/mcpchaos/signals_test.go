@@ -19,6 +19,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/faults/toxiproxytest"
 	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results"
+	"github.com/mcpchaos/mcpchaos/shards"
 )
 
 // procsWorkload runs long enough that every signal of the matrix comes mid-run; the reference
@@ -162,7 +163,7 @@ func waitLine(lines <-chan string, when string) bool {
 				return true
 			}
 		case "midrun":
-			if st, ok := parseStatus(line); ok && len(st.Groups) > 1 && st.Groups[0].Live > 0 && st.Groups[1].Live > 0 {
+			if st, ok := shards.ParseStatus(line); ok && len(st.Groups) > 1 && st.Groups[0].Live > 0 && st.Groups[1].Live > 0 {
 				return true
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +18,7 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate WORKLOAD",
 		Short: "Check a workload file (or built-in name) without running it",
 		Long: `Check a workload without running it. WORKLOAD is a file path or the name of a built-in
-workload (` + joinNames() + `). Every mistake is reported with file:line:col; exit status 2 if
+workload (` + strings.Join(workloads.BuiltinNames(), ", ") + `). Every mistake is reported with file:line:col; exit status 2 if
 there is any. The workload is planned as run plans it (--procs and --shard as run takes them),
 so that what validate passes, run does not refuse (but for this machine's file-descriptor limit,
 which run checks where it runs).`,
@@ -64,15 +65,4 @@ which run checks where it runs).`,
 	cmd.Flags().IntVar(&procs, "procs", 1, "check it as run --procs N would run it: N shard processes on this machine")
 	cmd.Flags().StringVar(&shard, "shard", "", "check it as run --shard INDEX/COUNT would run it")
 	return cmd
-}
-
-func joinNames() string {
-	s := ""
-	for i, n := range workloads.BuiltinNames() {
-		if i > 0 {
-			s += ", "
-		}
-		s += n
-	}
-	return s
 }

@@ -2,13 +2,17 @@ package hlog
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
 // Interval is one line of a log: a group's histogram over [StartS, EndS) seconds since the
@@ -78,4 +82,37 @@ func Read(r io.Reader) (*Log, error) {
 		l.Intervals = append(l.Intervals, Interval{Group: h.Tag(), Hist: h,
 			StartS: float64(h.StartTimeMs()-l.startMS) / 1000, EndS: float64(h.EndTimeMs()-l.startMS) / 1000})
 	}
+}
+
+// DirBeside is the directory beside the export at path that run --hlog writes its logs into:
+// the export's name without its extension, then ".hlog".
+func DirBeside(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".hlog"
+}
+
+// ReadBeside reads the interval logs of the run runID exported at path from the directory
+// beside it (DirBeside), by histogram; nil when there is none. A log of another run left
+// there, or a damaged one, is left out and said on w.
+func ReadBeside(path, runID string, w io.Writer) map[string]*Log {
+	dir := DirBeside(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	out := map[string]*Log{}
+	for _, h := range metrics.Hists() {
+		p := filepath.Join(dir, h.String()+".hlog")
+		l, err := ReadFile(p)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		case err != nil:
+			fmt.Fprintf(w, "warning: %v; left out of the report\n", err)
+			continue
+		case l.RunID != runID:
+			fmt.Fprintf(w, "warning: %s is of run %q, not of %s (run %q); left out of the report\n", p, l.RunID, path, runID)
+			continue
+		}
+		out[h.String()] = l
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package main
+package outfile
 
 import (
 	"io"
@@ -26,7 +26,7 @@ func TestServeFiles(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	must(os.WriteFile(secret, []byte("token"), 0o600))
 	must(os.Symlink(secret, filepath.Join(dir, "link.json")))
-	srv := httptest.NewServer(filesHandler(os.DirFS(dir)))
+	srv := httptest.NewServer(Handler(os.DirFS(dir)))
 	defer srv.Close()
 	get := func(method, p string) (int, string) {
 		req, _ := http.NewRequest(method, srv.URL+p, nil)

@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
+	"github.com/mcpchaos/mcpchaos/shards"
 )
 
 // A progress row fits an 80-column terminal with every figure, however large the numbers.
@@ -52,12 +53,12 @@ func TestClockBeforeStart(t *testing.T) {
 func TestProgressModesOffTerminal(t *testing.T) {
 	src := func() []groupStatus { return []groupStatus{{Name: "naive", Live: 3}} }
 	var buf bytes.Buffer
-	stop := startProgress("bars", &buf, time.Now(), time.Second, src, nil, nil)
+	stop := StartProgress("bars", &buf, time.Now(), time.Second, src, nil, nil)
 	stop()
 	if !strings.Contains(buf.String(), "--progress bars needs a terminal") {
 		t.Errorf("bars off a terminal: %q", buf.String())
 	}
-	line := statusLine{Time: time.Date(2026, 12, 2, 17, 45, 10, 0, time.UTC), ElapsedS: 1.5, Groups: src()}
+	line := shards.Status{Time: time.Date(2026, 12, 2, 17, 45, 10, 0, time.UTC), ElapsedS: 1.5, Groups: src()}
 	b, _ := json.Marshal(line)
 	if want := `{"time":"2026-12-02T17:45:10Z","elapsed_s":1.5,"groups":[{"name":"naive","live":3,"reconnecting":0,"believed_live_but_dead":0,"dead_detected":0,"misattributed":0}]}`; string(b) != want {
 		t.Errorf("json line %s, want %s", b, want)
@@ -79,7 +80,7 @@ func TestProgressJSONLines(t *testing.T) {
 			return "active", nil
 		}
 		var buf syncbuf.Buffer
-		stop := startProgress("json", &buf, start, 3*time.Second, src, run, nil)
+		stop := StartProgress("json", &buf, start, 3*time.Second, src, run, nil)
 		time.Sleep(3*time.Second + time.Millisecond)
 		stop()
 		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
@@ -87,18 +88,18 @@ func TestProgressJSONLines(t *testing.T) {
 			t.Fatalf("%d lines in 3 s, want 3:\n%s", len(lines), buf.String())
 		}
 		for i, l := range lines {
-			var st statusLine
+			var st shards.Status
 			if err := json.Unmarshal([]byte(l), &st); err != nil {
 				t.Fatalf("line %d is not a JSON record: %v: %q", i+1, err, l)
 			}
-			if _, ok := parseStatus(l); !ok {
+			if _, ok := shards.ParseStatus(l); !ok {
 				t.Errorf("line %d: parseStatus refuses it", i+1)
 			}
 			if want := i == 1; slices.Contains(st.Faults, "blip") != want {
 				t.Errorf("line %d (second %d): faults %v; blip in force from 1.2 s to 1.5 s", i+1, i+1, st.Faults)
 			}
 		}
-		if _, ok := parseStatus("warning: the runner was starved"); ok {
+		if _, ok := shards.ParseStatus("warning: the runner was starved"); ok {
 			t.Error("parseStatus took a warning line for a status line")
 		}
 	})

@@ -1,4 +1,4 @@
-package main
+package live
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 	"golang.org/x/term"
 
+	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/generator"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 	"github.com/mcpchaos/mcpchaos/metrics"
@@ -112,12 +113,12 @@ func clockLine(start time.Time, planned time.Duration, round time.Duration) stri
 	return fmt.Sprintf("%s / %s", el.Truncate(round), planned)
 }
 
-// runSource reports the phase in force at now and the faults in force at some moment since
+// RunSource reports the phase in force at now and the faults in force at some moment since
 // from (from == now: at now); "" and none when not known.
-type runSource func(from, now time.Time) (phase string, faults []string)
+type RunSource func(from, now time.Time) (phase string, faults []string)
 
 // runLine is the progress view's line of the run as a whole: the phase and the faults in force.
-func runLine(run runSource, now time.Time) string {
+func runLine(run RunSource, now time.Time) string {
 	if run == nil {
 		return ""
 	}
@@ -136,16 +137,16 @@ func runLine(run runSource, now time.Time) string {
 	return s
 }
 
-// statusSource reports every group's status now. It is called from a ticker, never from the
+// StatusSource reports every group's status now. It is called from a ticker, never from the
 // workers: they only bump atomics, which it reads, and it walks the fleets.
-type statusSource func() []groupStatus
+type StatusSource func() []groupStatus
 
-// startProgress shows live progress until the returned function is called. On a terminal it
+// StartProgress shows live progress until the returned function is called. On a terminal it
 // draws mpb rows; elsewhere (CI logs) it prints a plain line about every 10 s, because mpb
 // renders nothing useful off a terminal; "json" writes one status line a second for a parent
 // process to read.
 // gen, when not nil, reads the load generator's last window for the json line.
-func startProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource, gen func() generator.Live) (stop func()) {
+func StartProgress(mode string, out io.Writer, start time.Time, planned time.Duration, src StatusSource, run RunSource, gen func() generator.Live) (stop func()) {
 	switch mode {
 	case "off":
 		return func() {}
@@ -153,7 +154,7 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 		prev := time.Now()
 		return ticking(time.Second, func() {
 			now := time.Now()
-			st := statusLine{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()}
+			st := shards.Status{Time: now.UTC(), ElapsedS: now.Sub(start).Seconds(), Groups: src()}
 			if run != nil {
 				st.Phase, st.Faults = run(prev, now) // a fault shorter than a tick is in the line covering it
 			}
@@ -189,14 +190,7 @@ func startProgress(mode string, out io.Writer, start time.Time, planned time.Dur
 	})
 }
 
-// statusLine is one --progress json line, a JSON Lines record written every second
-// (shards.Status says what it holds; docs/commands.md, "Progress").
-type statusLine = shards.Status
-
-// parseStatus reads a --progress json line; ok is false for any other line.
-func parseStatus(line string) (statusLine, bool) { return shards.ParseStatus(line) }
-
-func barProgress(out io.Writer, start time.Time, planned time.Duration, src statusSource, run runSource) func() {
+func barProgress(out io.Writer, start time.Time, planned time.Duration, src StatusSource, run RunSource) func() {
 	var latest atomic.Pointer[[]groupStatus]
 	first := src()
 	latest.Store(&first)
@@ -251,4 +245,72 @@ func ticking(period time.Duration, fn func()) func() {
 		}
 	})
 	return func() { close(done); wg.Wait() }
+}
+
+// Progress is the observer that shows a run's progress (StartProgress) from its start to its
+// end: Mode is --progress's (auto, bars, lines, json, off), Out where it is drawn (stderr).
+type Progress struct {
+	Mode string
+	Out  io.Writer
+
+	mu    sync.Mutex
+	timer *time.Timer
+	stop  func()
+	done  bool
+}
+
+// Start shows progress from the run's start: with a start time ahead, nothing is shown while
+// the run waits for it.
+func (p *Progress) Start(v *engine.View) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer = time.AfterFunc(time.Until(v.Start), func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !p.done {
+			p.stop = StartProgress(p.Mode, p.Out, v.Start, v.Planned, viewStatus(v), func(from, now time.Time) (string, []string) {
+				return v.Phase(now), v.FaultsDuring(from, now)
+			}, v.Generator)
+		}
+	})
+	return nil
+}
+
+func (p *Progress) Stop(*engine.View, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	p.timer.Stop()
+	if p.stop != nil {
+		p.stop()
+	}
+}
+
+// viewStatus reads every group's progress row from the run's view. It is called from a
+// ticker, never from the workers: they only bump atomics, which it reads.
+func viewStatus(v *engine.View) StatusSource {
+	return func() []groupStatus {
+		gs := v.Groups()
+		out := make([]groupStatus, len(gs))
+		for i, g := range gs {
+			c, rec := g.Census, g.Recorder
+			s := groupStatus{
+				Name: g.Name, Live: c.Live, Reconnecting: c.Reconnecting + c.Reinit,
+				BelievedLiveButDead: c.BelievedLiveButDead,
+				DeadDetected:        rec.Get(metrics.SessionsDeadDetected),
+				Misattributed:       rec.Get(metrics.MisattributedErrors),
+				Withheld:            g.Withheld,
+			}
+			for k := metrics.ErrConnect; k <= metrics.ErrOther; k++ {
+				if n := rec.Errors(k); n > 0 {
+					if s.Errors == nil {
+						s.Errors = map[string]int64{}
+					}
+					s.Errors[k.String()] = n
+				}
+			}
+			out[i] = s
+		}
+		return out
+	}
 }
