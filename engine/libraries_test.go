@@ -250,7 +250,7 @@ func TestLibrariesNoSubstitution(t *testing.T) {
 	}
 }
 
-// cutCallWorkload is the matrix's scenario (cmd/mcpchaos/matrix.yaml), shortened for CI:
+// cutCallWorkload is the matrix's scenario (matrix/scenario.yaml), shortened for CI:
 // every client's first call (slow_query, 4 s) starts before the outage at 3.5 s (node
 // workers on a loaded machine take seconds to connect) and is cut mid-call; the TTL (4.5 s)
 // outlasts a call, so only the outage lets a session die (by 10.3 s, mcp-go's sweeper
