@@ -52,8 +52,9 @@ const evictedClients = 4
 // started its sessions, had a call answered and applied two events per client (its streams
 // carry event ids); quiet
 // while the proxy is down for 1 s (the server notifies every 50 ms meanwhile, well past what
-// its store keeps) and until every group has resumed a stream (no call races the replays and
-// the follow-up ping that judges an abandoned session).
+// its store keeps) and until every group has resumed a stream (no call races the first
+// replays and the follow-up ping that judges an abandoned session); calls until dead400 has
+// replaced each session it abandoned.
 func evictedRun(t *testing.T, u string) map[string]*groupResult {
 	t.Helper()
 	inj, err := faults.NewEmbedded()
@@ -107,6 +108,16 @@ func evictedRun(t *testing.T, u string) map[string]*groupResult {
 	})
 	if !waitUntil(resumed, 60*time.Second) {
 		t.Errorf("60 s after the outage some group had not resumed a stream")
+	}
+	// Calls again until dead400 has replaced every session it abandoned: each was judged by
+	// its ping before it was abandoned, so no judgement is cut by the end of the run.
+	calling.Store(true)
+	replaced := func() bool {
+		r := results["dead400"].rec
+		return r.Get(metrics.SessionsStarted) >= evictedClients+r.Get(metrics.SessionsDeadDetected)
+	}
+	if !waitUntil(replaced, 60*time.Second) {
+		t.Errorf("60 s after the outage dead400 had not replaced the sessions it abandoned")
 	}
 	cancel()
 	for range names {
