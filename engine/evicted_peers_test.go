@@ -14,7 +14,7 @@ import (
 // shorter than the 1 s outage of evictingGoSDKWorkload), so every client's cursor is forgotten
 // while its session lives. Neither server answers it as dead: mcp-go answers 400 "Unknown
 // Last-Event-ID", the TS SDK 400 "Invalid event ID format", as the Go SDK answers 400 (its
-// TestEvictedCursorGoSDKServer). Clients that take 400 as a refused cursor keep their session
+// TestEvictedCursorGoSDKServer in clients/fleet). Clients that take 400 as a refused cursor keep their session
 // and declare none dead, nor count a refused stream (reconnects_refused: none was held); a client told that 400 means a dead session (--dead-statuses 400,
 // the fix for the TS SDK's 400-for-unknown-session servers) abandons live ones, and the run
 // counts them.

@@ -60,7 +60,9 @@ var ErrAbandoned = errors.New("abandoned: Toxiproxy did not answer in time (a co
 // is returned. A fault that fails to be added on a proxy is not removed there. Every call to
 // inj is bounded by bound (CallBound when 0): a call that takes longer is abandoned, wedging
 // the schedule (see ErrAbandoned), so RunSchedule returns at most one bound after ctx ends.
-// Ending by ctx is the normal end of a run and is not an error.
+// Ending by ctx is the normal end of a run and is not an error; but a fault whose time had
+// come and that the schedule, running late, had not applied by then is reported as not
+// applied (ErrNotReached) and is an error: the run did not do what it planned.
 func RunSchedule(ctx context.Context, inj Injector, start time.Time, sched []Scheduled, onChange func(Change)) (firstErr error) {
 	return runSchedule(ctx, inj, start, sched, onChange, CallBound)
 }
@@ -118,7 +120,7 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 	timer := time.NewTimer(time.Hour)
 	timer.Stop() // armed per step below; since Go 1.23 a stopped timer delivers nothing stale
 	defer timer.Stop()
-	for _, s := range steps {
+	for i, s := range steps {
 		if !s.add && !slices.Contains(inForce, applied{s.proxy, s.fault.Name}) {
 			continue // its add failed; nothing to remove
 		}
@@ -130,6 +132,7 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 			case <-timer.C:
 			}
 		} else if ctx.Err() != nil {
+			missed(steps[i:], start, onChange, &firstErr)
 			return firstErr
 		}
 		apply(ctx, s)
@@ -138,6 +141,31 @@ func runSchedule(ctx context.Context, inj Injector, start time.Time, sched []Sch
 		<-ctx.Done()
 	}
 	return firstErr
+}
+
+// ErrNotReached marks a fault whose time came before the run ended but that was never applied:
+// the schedule, running late (its calls to a busy Toxiproxy, a starved machine), had not
+// reached it when the run ended. Without it the run would read as if the fault had been
+// planned and done; a fault that never happened is a problem of the run.
+var ErrNotReached = errors.New("not applied: the run ended before the schedule, running late, reached it")
+
+// missed reports each add of rest whose time had come when the run ended as not applied
+// (ErrNotReached). rest are the steps not taken, in order; those planned later were not due.
+func missed(rest []step, start time.Time, onChange func(Change), firstErr *error) {
+	end := time.Since(start)
+	for _, s := range rest {
+		if s.at > end {
+			return
+		}
+		if !s.add {
+			continue
+		}
+		err := fmt.Errorf("faults: proxy %s: fault %s planned at %v, %v before the end: %w", s.proxy, s.fault.Name, s.at, (end - s.at).Round(time.Millisecond), ErrNotReached)
+		onChange(Change{At: end, Fault: s.fault.Name, Proxy: s.proxy, Added: true, Err: err})
+		if *firstErr == nil {
+			*firstErr = err
+		}
+	}
 }
 
 // stalledOn names the connections of proxy whose clients were not reading when Toxiproxy

@@ -340,3 +340,59 @@ func TestRunScheduleAbandonsAStuckCall(t *testing.T) {
 		}
 	})
 }
+
+// slowAdds is an Injector whose adds take d: a busy Toxiproxy pausing the chains of
+// connections that carry large events.
+type slowAdds struct {
+	recorder
+	d time.Duration
+}
+
+func (s *slowAdds) AddToxic(ctx context.Context, proxy string, t Toxic) error {
+	time.Sleep(s.d)
+	return s.recorder.AddToxic(ctx, proxy, t)
+}
+
+// A schedule running late when the run ends reports each fault whose time had come but that
+// it never applied (issue 30: a starved run's last fault was missing from the fault log, as if
+// never planned); a fault planned after the end is not reported, and the one applied is
+// removed.
+func TestRunScheduleReportsFaultsNotReached(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inj := &slowAdds{recorder: *newRecorder(), d: 3 * time.Second}
+		start := time.Now()
+		ctx, cancel := context.WithDeadline(context.Background(), start.Add(3500*time.Millisecond))
+		defer cancel()
+		var changes []Change
+		err := RunSchedule(ctx, inj, start, []Scheduled{
+			{Fault: fault("a"), Proxies: []string{"g1"}, At: time.Second, For: time.Second},
+			{Fault: fault("b"), Proxies: []string{"g1", "g2"}, At: 2 * time.Second, For: time.Second},
+			{Fault: fault("c"), Proxies: []string{"g1"}, At: 10 * time.Second},
+		}, func(c Change) { changes = append(changes, c) })
+		if !errors.Is(err, ErrNotReached) {
+			t.Fatalf("RunSchedule = %v, want a fault not reached", err)
+		}
+		want := []struct {
+			fault, proxy string
+			added        bool
+			err          error
+		}{
+			{"a", "g1", true, nil},           // applied at 4s, 3s late
+			{"b", "g1", true, ErrNotReached}, // due at 2s, not applied by the end
+			{"b", "g2", true, ErrNotReached},
+			{"a", "g1", false, nil}, // cleanup
+		}
+		if len(changes) != len(want) {
+			t.Fatalf("changes %+v, want %d", changes, len(want))
+		}
+		for i, w := range want {
+			c := changes[i]
+			if c.Fault != w.fault || c.Proxy != w.proxy || c.Added != w.added || !errors.Is(c.Err, w.err) {
+				t.Errorf("change %d: %+v, want %+v", i, c, w)
+			}
+		}
+		if at := changes[1].At; at != 4*time.Second {
+			t.Errorf("not reached reported at %v, want when the schedule found the run ended (4s)", at)
+		}
+	})
+}

@@ -24,7 +24,9 @@ const (
 // A run whose clients hold GET streams carrying 64 MiB events, or a gzip bomb, applies and
 // removes every fault of its schedule within 100 ms of plan, as the export's fault log shows,
 // and its first problem line names what the server sent (an event's size is read on, bounded:
-// "an event of 64.0 MiB", or "of at least …" where the reading stopped). Run it 10 times with
+// "an event of 64.0 MiB", or "of at least …" where the reading stopped). A starved run may end
+// before a fault late within its bound was applied: the fault log must then say so (issue 30:
+// at load 16 slow2, due 800 ms before the end, was missing from it). Run it 10 times with
 // -run TestFaultsOnTimeAgainstHostileStreams -count 10.
 func TestFaultsOnTimeAgainstHostileStreams(t *testing.T) {
 	if testing.Short() {
@@ -61,14 +63,17 @@ func TestFaultsOnTimeAgainstHostileStreams(t *testing.T) {
 			default:
 				t.Errorf("first problem line %q does not say %q", first, c.says)
 			}
-			checkFaultLog(t, w.Faults, exp.Faults, bound)
+			checkFaultLog(t, w.Faults, exp.Faults, bound, exp.Run.End.Sub(exp.Run.Start))
 		})
 	}
 }
 
 // checkFaultLog fails unless every planned fault was applied on every proxy, without error,
-// and applied and removed no earlier than planned and at most bound after.
-func checkFaultLog(t *testing.T, plan []workloads.Fault, log []results.FaultAt, bound time.Duration) {
+// and applied and removed no earlier than planned and at most bound after. A fault the run
+// ended (ran after its start) before its bound was up may instead be logged as not reached
+// (faults.ErrNotReached): late within the bound, it was never applied, and the log says so.
+// A fault missing from the log fails whatever the bound.
+func checkFaultLog(t *testing.T, plan []workloads.Fault, log []results.FaultAt, bound, ran time.Duration) {
 	t.Helper()
 	worst := time.Duration(0)
 	for _, f := range plan {
@@ -78,6 +83,10 @@ func checkFaultLog(t *testing.T, plan []workloads.Fault, log []results.FaultAt, 
 				continue
 			}
 			n++
+			if strings.Contains(fa.Error, faults.ErrNotReached.Error()) && ran < f.At+bound {
+				t.Logf("%-14s not reached: the run ended %v after its plan, within the bound %v", f.Name, (ran - f.At).Round(time.Millisecond), bound)
+				continue
+			}
 			on := time.Duration(fa.AddedAtS*float64(time.Second)) - f.At
 			off := time.Duration(fa.RemovedAtS*float64(time.Second)) - (f.At + f.For)
 			worst = max(worst, on, off)
@@ -87,7 +96,7 @@ func checkFaultLog(t *testing.T, plan []workloads.Fault, log []results.FaultAt, 
 			}
 		}
 		if n == 0 {
-			t.Errorf("fault %s never applied", f.Name)
+			t.Errorf("fault %s never applied, and the fault log does not say why", f.Name)
 		}
 	}
 	t.Logf("the latest change %v after plan", worst.Round(time.Millisecond))

@@ -2,9 +2,10 @@
 //
 // It is what a team would write with the SDK's own parts: one McpServer and one
 // StreamableHTTPServerTransport per session, an event store so streams can be resumed, and an
-// idle timer that closes a session after --ttl ms without a request. It serves on 127.0.0.1
-// only, prints its URL as its first line, and answers GET /stats with the server requests it
-// sent to clients and how many of them went unanswered.
+// idle timer that closes a session after --ttl ms without a request (counted from the last
+// request's arrival, in the time node ran: a stall of the process is not idleness). It serves on
+// 127.0.0.1 only, prints its URL as its first line, and answers GET /stats with the server
+// requests it sent to clients, how many of them went unanswered, and its process id.
 //
 // usage: node server.mjs [--ttl MS] [--notify MS] [--dead-status N] [--evict-after MS]
 //
@@ -124,11 +125,42 @@ function expire(id) {
   s.transport.close().catch(() => {});
 }
 
+// stalled is how long node has not run (a starved machine, a stopped process) since it
+// started, as a 50 ms ticker finds itself late; measure brings it up to now.
+let stalled = 0;
+let tickAt = Date.now();
+function measure() {
+  const now = Date.now();
+  stalled += Math.max(0, now - tickAt - 100);
+  tickAt = now;
+}
+setInterval(measure, 50).unref();
+
+// touch marks a request of session id arriving: its idle time starts again.
 function touch(id) {
   const s = sessions.get(id);
   if (!s || ttl <= 0) return;
+  measure();
+  s.last = Date.now();
+  s.stalledAt = stalled;
   clearTimeout(s.timer);
-  s.timer = setTimeout(() => expire(id), ttl);
+  s.timer = setTimeout(() => idleOut(id), ttl);
+}
+
+// idleOut ends session id once it has had no request for ttl of the time node ran. A stall is
+// not idleness: when node runs again its timers fire before it reads the requests that came
+// meanwhile, and a session whose client kept calling would be ended because the server could
+// not read it (issue 30: at load 25-30 sessions called every 300 ms died of a 1.5 s TTL).
+function idleOut(id) {
+  const s = sessions.get(id);
+  if (!s) return;
+  measure();
+  const idle = Date.now() - s.last - (stalled - s.stalledAt);
+  if (idle < ttl) {
+    s.timer = setTimeout(() => idleOut(id), ttl - idle);
+    return;
+  }
+  expire(id);
 }
 
 function readBody(req) {
@@ -157,15 +189,15 @@ const httpServer = http.createServer(async (req, res) => {
   try {
     if (req.url === '/stats') {
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(stats));
+      res.end(JSON.stringify({ ...stats, pid: process.pid }));
       return;
     }
     const id = req.headers['mcp-session-id'];
+    if (id) touch(id); // at its arrival, before its body is read
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     if (id) {
       const s = sessions.get(id);
       if (!s) return notFound(res);
-      touch(id);
       await s.transport.handleRequest(req, res, body);
       return;
     }
@@ -181,7 +213,7 @@ const httpServer = http.createServer(async (req, res) => {
       eventStore: new OrderedEventStore(),
       onsessioninitialized: (sid) => {
         stats.sessions++;
-        const s = { transport, server, timer: null, ticker: null };
+        const s = { transport, server, timer: null, ticker: null, last: 0, stalledAt: 0 };
         sessions.set(sid, s);
         touch(sid);
         if (notifyEvery > 0) {
