@@ -33,6 +33,12 @@ type Result struct {
 	HeldPSSBytes int64   `json:"pss_held_bytes"`
 	FDs          int     `json:"fds_growth"`
 	CPUPerCallUS float64 `json:"cpu_per_call_us"`
+	// CPU time spent establishing the sessions, per session, by the measuring process, the
+	// proxies and the server (the server's filled in by Compare): a cost that other jobs on
+	// the machine do not move, where the rate per second they do.
+	EstablishCPUUS       float64 `json:"establish_cpu_us"`
+	ProxyEstablishCPUUS  float64 `json:"proxy_establish_cpu_us,omitempty"`
+	TargetEstablishCPUUS float64 `json:"target_establish_cpu_us,omitempty"`
 	// Reported by the measuring process itself: counters it keeps anyway.
 	HeapBytes  int64 `json:"heap_growth_bytes"`  // spans holding objects: the live objects and the free space between them
 	LiveBytes  int64 `json:"live_growth_bytes"`  // the live objects in them
@@ -54,6 +60,11 @@ type Result struct {
 	ProbeP50US int64  `json:"probe_p50_us"`
 	BareP50US  int64  `json:"bare_round_trip_p50_us"`
 	Protocol   string `json:"protocol"`
+}
+
+// perSessionUS is d shared over n sessions, in microseconds.
+func perSessionUS(d time.Duration, n int) float64 {
+	return float64(d.Microseconds()) / float64(max(n, 1))
 }
 
 // Per-session views of a result.
@@ -146,6 +157,7 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	r.StackBytes = holding.StackBytes - ready.StackBytes
 	r.EstablishSeconds, r.Protocol, r.EstablishDials = holding.EstablishSeconds, holding.Protocol, holding.Dials
 	r.EstablishPerSec = float64(o.Sessions) / max(holding.EstablishSeconds, 1e-9)
+	r.EstablishCPUUS = perSessionUS(at.CPU-base.CPU, o.Sessions)
 	if len(px) > 0 {
 		if err := px.held(r); err != nil {
 			return nil, err
@@ -246,6 +258,7 @@ func (ps proxies) held(r *Result) error {
 			return fmt.Errorf("bench: proxy process %d of %d carried no connection: the dials were not spread over them", i+1, len(ps))
 		}
 		r.ProxyRSSBytes += at.RSS - px.base.RSS
+		r.ProxyEstablishCPUUS += perSessionUS(at.CPU-px.base.CPU, r.Sessions)
 		r.ProxyFDs += at.FDs - px.base.FDs
 		r.ProxyGoroutines += now.Goroutines - px.first.Goroutines
 	}

@@ -54,11 +54,12 @@ func Compare(ctx context.Context, self string, o Options, kinds []string, hold t
 			o.HeapProfile = filepath.Join(profiles, kind+".heap.pb.gz")
 		}
 		r, err := Measure(ctx, o, launch, func(pid int, r *Result) error {
+			at, err := ReadProc(srv.Process.Pid)
+			if err != nil {
+				return err
+			}
+			r.TargetEstablishCPUUS = perSessionUS(at.CPU-srvBefore.CPU, o.Sessions)
 			if i == 0 { // the server's growth, read while the first kind holds its sessions
-				at, err := ReadProc(srv.Process.Pid)
-				if err != nil {
-					return err
-				}
 				rep.TargetRSSPerSession = float64(at.RSS-srvBefore.RSS) / float64(o.Sessions)
 				rep.TargetFDsPerSession = float64(at.FDs-srvBefore.FDs) / float64(o.Sessions)
 			}
@@ -152,6 +153,11 @@ func (rep *Report) Write(w io.Writer) {
 		row("Toxiproxy processes (summed)", func(r *Result) float64 { return float64(r.ProxyProcesses) }, "%.0f")
 	}
 	row("established per second", func(r *Result) float64 { return r.EstablishPerSec }, "%.0f")
+	row("CPU to establish, µs", func(r *Result) float64 { return r.EstablishCPUUS }, "%.0f")
+	if len(rep.Results) > 0 && rep.Results[0].Proxied {
+		row("  Toxiproxy's, µs", func(r *Result) float64 { return r.ProxyEstablishCPUUS }, "%.0f")
+	}
+	row("  the server's, µs", func(r *Result) float64 { return r.TargetEstablishCPUUS }, "%.0f")
 	row("call errors", func(r *Result) float64 { return float64(r.CallErrors) }, "%.0f")
 	row("probe p50, µs", func(r *Result) float64 { return float64(r.ProbeP50US) }, "%.0f")
 	row("bare round trip p50, µs", func(r *Result) float64 { return float64(r.BareP50US) }, "%.0f")

@@ -136,6 +136,7 @@ func (s *Server) callTool(rp *reply, req *jsonrpc.Request) {
 		pause := time.NewTimer(step)
 		defer pause.Stop()
 		for i := 1; i <= steps; i++ {
+			rp.flush() // the priming event and the progress so far reach the client before the wait
 			select {
 			case <-pause.C:
 			case <-s.done: // the server is closing: abandon the call unanswered
@@ -225,12 +226,21 @@ func (rp *reply) respond(id jsonrpc.ID, result any, rpcErr *jsonrpc.Error) {
 	}
 }
 
-// sent flushes what was written, and notes when the client has gone.
+// sent notes a failed write: the client has gone. What was written goes out at the next
+// flush, before the call waits, or when the handler returns, where net/http sends it with the
+// end of the chunked body in one write. A reply that does not wait is thus one segment on the
+// wire, not three (a priming event, the response and the end flushed apart): per session
+// established, the server, the proxy and the client each handle two writes fewer.
 func (rp *reply) sent(err error) {
-	if err == nil {
-		err = http.NewResponseController(rp.w).Flush()
+	rp.gone = rp.gone || err != nil
+}
+
+// flush sends what was written so far, before the call waits, and notes when the client has
+// gone.
+func (rp *reply) flush() {
+	if rp.stream != 0 && !rp.gone {
+		rp.gone = http.NewResponseController(rp.w).Flush() != nil
 	}
-	rp.gone = err != nil
 }
 
 func writeRPCError(w http.ResponseWriter, status int, rpcErr *jsonrpc.Error) {
