@@ -133,6 +133,22 @@ verdict() {
   [ $rc = 99 ] && { echo "== ${*}"; "$M" compare "$@" 2>&1 | head -12; echo; } >>"$OUT/alarms.txt"
   return 0
 }
+# cuts LOAD DIR PATTERN BASES...: each run in LOAD/DIR (a shorter TTL) compared with the bases;
+# sets n (runs), caught (exit 99) and words (outputs with a line matching PATTERN, the sentence
+# that names the change, kept in findings.txt).
+cuts() {
+  local l=$1 dir=$2 pat=$3 f out rc
+  shift 3
+  caught=0 words=0 n=0
+  for f in "$l/$dir"/*.json; do
+    n=$((n+1))
+    out=$("$M" compare "$@" "$f" 2>&1); rc=$?
+    [ $rc = 99 ] && caught=$((caught+1))
+    if printf '%s\n' "$out" | grep -q "$pat"; then
+      words=$((words+1)); printf '%s %s %s: %s\n' "$l" "$dir" "$f" "$(printf '%s\n' "$out" | grep "$pat" | head -3 | tr '\n' ' ')" >>"$OUT/findings.txt"
+    fi
+  done
+}
 tally() { sort | uniq -c | awk '{printf "%s %s, ", $1, $2}'; }
 loads() { cat "$@" 2>/dev/null | awk '{print $1}' | sort -n | sed -n '1p;$p' | tr '\n' ' '; }
 starved() { grep -l '"starved": true' "$@" 2>/dev/null | wc -l; }
@@ -166,29 +182,13 @@ for L in $LOADS; do
     fi
     say "$L $s: $(ls "$L/$s"/*.json | wc -l) runs ($(starved "$L/$s"/*.json) starved; load $(loads "$L/$s"/*.load)); against its load's 3 baselines: $own$q; server_latency p50 $(p50 server_latency "$L/$s"/*.json), tool_call_latency p50 $(p50 tool_call_latency "$L/$s"/*.json)"
   done
-  caught=0 words=0 n=0
-  for f in "$L/ttl1"/*.json; do
-    n=$((n+1))
-    out=$("$M" compare "$d/1.json" "$d/2.json" "$d/3.json" "$f" 2>&1); rc=$?
-    [ $rc = 99 ] && caught=$((caught+1))
-    if printf '%s\n' "$out" | grep -q 'what changed: '; then
-      words=$((words+1)); printf '%s ttl1 %s: %s\n' "$L" "$f" "$(printf '%s\n' "$out" | grep 'what changed: ' | head -3)" >>"$OUT/findings.txt"
-    fi
-  done
+  cuts "$L" ttl1 'what changed: ' "$d/1.json" "$d/2.json" "$d/3.json"
   say "$L TTL 3s -> 1s: $n runs ($(starved "$L/ttl1"/*.json) starved) against 3 baselines: $caught exit 99, $words with a 'what changed:' line"
   # the TTL watched (bench/workloads/ttl-watch-fast.yaml): 3 baselines on the 3 s server, then
   # runs on the 1 s server; a false alarm among the baselines is each against the other two
   [ -d "$L/watch1" ] || continue
   same=$(for j in 1 2 3; do set -- ; for o in 1 2 3; do [ $o = $j ] || set -- "$@" "$L/watch/$o.json"; done; verdict "$@" "$L/watch/$j.json"; done | tally)
-  caught=0 words=0 n=0
-  for f in "$L/watch1"/*.json; do
-    n=$((n+1))
-    out=$("$M" compare "$L/watch/1.json" "$L/watch/2.json" "$L/watch/3.json" "$f" 2>&1); rc=$?
-    [ $rc = 99 ] && caught=$((caught+1))
-    if printf '%s\n' "$out" | grep -q 'sessions now die'; then
-      words=$((words+1)); printf '%s watch1 %s: %s\n' "$L" "$f" "$(printf '%s\n' "$out" | grep 'sessions now die' | head -2 | tr '\n' ' ')" >>"$OUT/findings.txt"
-    fi
-  done
+  cuts "$L" watch1 'sessions now die' "$L/watch/1.json" "$L/watch/2.json" "$L/watch/3.json"
   say "$L TTL watched (ttl-watch-fast), 3s -> 1s: $n runs ($(starved "$L/watch1"/*.json) starved; load $(loads "$L/watch1"/*.load)) against 3 baselines: $caught exit 99, $words saying 'sessions now die'; the baselines each against the other two: $same"
 done
 say "done $(date -u +%T), load $(load); alarms: $OUT/alarms.txt; findings: $OUT/findings.txt"
