@@ -75,6 +75,9 @@ type Client interface {
 	// JudgeLibraryEnded counts a library that ended h by itself after a dead status for one
 	// of its requests (deadStatus) while, by the server's record, h was alive.
 	JudgeLibraryEnded(h *Held, deadStatus bool)
+	// NoteAnswered marks, on the call's turn, that the call got its result at at (a library
+	// call, which Answered does not count).
+	NoteAnswered(ctx context.Context, at time.Time)
 	// NotMade counts a turn that passed without a live session to call on.
 	NotMade(ctx context.Context)
 

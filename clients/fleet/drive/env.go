@@ -33,6 +33,7 @@ type Settings struct {
 	Name    string
 	Kind    string // the group's policy name; a client library's picks the library driver
 	Clients int
+	Tool    string // the tool the group names (Books.Tool: the one it calls)
 	// OwnArguments: the group gives its calls' arguments (no tools/list needed for them).
 	OwnArguments     bool
 	NoProgressTokens bool
