@@ -34,7 +34,7 @@ type libOutcome struct {
 	// death (a timeout, "not implemented", context canceled, an error its own errors.Is misses).
 	misclassified bool
 	timedOut      bool   // the error is the call's timeout
-	class         string // the library's error class, for the export (libclasses.go)
+	class         string // the library's error class, for the export (LibraryInfo.ErrorClasses)
 	// then is the class of the error a plain application's next request gets after the
 	// library's signal of a dead session (the Go SDK's "client is closing"), "" for none.
 	then string

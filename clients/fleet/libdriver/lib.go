@@ -52,6 +52,7 @@ type client struct {
 	byID   map[string]*libHeld // this client's sessions, by id: a request names one
 	dropAt time.Time           // when the current session's GET stream last ended
 	conn   libConn             // the library session the application holds now
+	cur    *libHeld            // the session conn opened (adoptLib)
 }
 
 // libHeld is one session of a library client: the session as every kind holds it, and what
@@ -146,7 +147,7 @@ func (c *client) adoptLib(conn libConn) *libHeld {
 	h := c.prepare(conn.sessionID())
 	h.S.Protocol = conn.protocol()
 	c.mu.Lock()
-	c.conn = conn
+	c.conn, c.cur = conn, h
 	c.mu.Unlock()
 	c.Adopt(h.Held)
 	return h
@@ -161,11 +162,10 @@ func (c *client) current() (*libHeld, libConn) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	h := c.byID[cur.S.ID]
-	if h == nil || h.Held != cur || c.conn == nil {
+	if c.cur == nil || c.cur.Held != cur || c.conn == nil {
 		return nil, nil
 	}
-	return h, c.conn
+	return c.cur, c.conn
 }
 
 // Tick is one application request: a tool call through the library, no retries of our own
