@@ -15,29 +15,42 @@ import (
 // pickDriver chooses the driver for a group, the only switch on its kind: the stateless
 // revision whatever the group asked (there are no sessions to hold), a client library's for a
 // library kind or a group without a policy of ours (the Go SDK's), the wire session otherwise.
-// It sets f.lib for a library kind.
+// A library kind's driver is f.lib, kept against a stateless server too for what it adds to
+// the group (Prepare, Library, Close: library.go).
 func (f *Fleet) pickDriver() drive.Driver {
-	switch {
-	case f.ep.Generation == wire.Stateless:
-		return wiredriver.NewStateless(f.env)
-	case policy.IsLibrary(f.cfg.Kind) || f.cfg.Policy == nil:
+	if policy.IsLibrary(f.cfg.Kind) || f.cfg.Policy == nil {
 		hosts := make([]drive.Client, len(f.clients))
 		for i, c := range f.clients {
 			hosts[i] = c
 		}
 		f.lib = libdriver.New(f.env, hosts)
+	}
+	switch {
+	case f.ep.Generation == wire.Stateless:
+		return wiredriver.NewStateless(f.env)
+	case f.lib != nil:
 		return f.lib
 	}
 	return wiredriver.New(f.env)
 }
 
-// newEnv is what the group hands its driver (package drive).
+// newEnv is what the group hands its driver (package drive): its settings, resolved.
 func (f *Fleet) newEnv() *drive.Env {
 	cfg := &f.cfg
 	return &drive.Env{
-		Settings: drive.Settings{Name: cfg.Name, Kind: cfg.Kind, Clients: cfg.Clients, Tool: cfg.Tool,
-			OwnArguments: cfg.Arguments != nil, NoProgressTokens: cfg.NoProgressTokens, LibraryOptions: cfg.LibraryOptions,
-			DeadStatuses: cfg.DeadStatuses, RetryBackoff: cfg.RetryBackoff, ReconnectDelay: cfg.ReconnectDelay, ReconnectMax: cfg.ReconnectMax},
+		Settings: drive.Settings{
+			Name:             cfg.Name,
+			Kind:             cfg.Kind,
+			Clients:          cfg.Clients,
+			Tool:             cfg.Tool,
+			OwnArguments:     cfg.Arguments != nil,
+			NoProgressTokens: cfg.NoProgressTokens,
+			LibraryOptions:   cfg.LibraryOptions,
+			DeadStatuses:     cfg.DeadStatuses,
+			RetryBackoff:     cfg.RetryBackoff,
+			ReconnectDelay:   cfg.ReconnectDelay,
+			ReconnectMax:     cfg.ReconnectMax,
+		},
 		EP: f.ep, Rec: f.rec, Truth: f.truth, Policy: f.policy, Books: (*books)(f),
 	}
 }

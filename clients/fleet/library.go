@@ -3,11 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/mcpchaos/mcpchaos/clients/fleet/libdriver"
 	"github.com/mcpchaos/mcpchaos/clients/fleet/wiredriver"
-	"github.com/mcpchaos/mcpchaos/clients/policy"
 )
 
 // What a group of a library kind adds to its books is its driver's (package libdriver):
@@ -59,13 +57,10 @@ func (f *Fleet) libraryProblems() []string {
 // Library returns what the group's client library was and did, or nil for a group of our own
 // policies (naive, probe).
 func (f *Fleet) Library() *LibraryInfo {
-	var info *LibraryInfo
-	switch {
-	case f.lib != nil:
-		info = f.lib.Library()
-	case policy.IsLibrary(f.cfg.Kind): // a library kind against a stateless server: the wire's
-		info = &LibraryInfo{Kind: f.cfg.Kind, Options: maps.Clone(f.cfg.LibraryOptions)}
+	if f.lib == nil {
+		return nil
 	}
+	info := f.lib.Library()
 	if info != nil {
 		info.Protocol = f.Protocol()
 	}

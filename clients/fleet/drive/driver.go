@@ -43,7 +43,10 @@ type Client interface {
 	// Forget lets go of h without counting anything, if it is still the current session: the
 	// run is over and h was settled and ended by its driver.
 	Forget(h *Held)
-	// Abandon ends the client's belief in h (see fleet's Client.Abandon).
+	// Abandon ends the client's belief in h: h's context ends (and its stream with it), and the
+	// client's holder opens a new session. detected: the client classified h dead (rather than
+	// giving up on it after a surfaced failure); allLoops: every request loop moves to the next
+	// session (otherwise each keeps h until its own failure).
 	Abandon(h *Held, detected, allLoops bool)
 	// Settle counts the time the client believed h alive after it had died.
 	Settle(h *Held, now time.Time)
