@@ -203,7 +203,7 @@ func call(m msg) {
 }
 
 // classify names an error of mcp-go v1.6.0 as mcpchaos's mcpgo kind names v1.2.1's
-// (clients/fleet/libdriver/mcpgo.go), with the transport failure's own words where v1.6.0 has
+// (clients/fleet/driver_mcpgo.go), with the transport failure's own words where v1.6.0 has
 // them: a stream that broke off is "SSE stream error", one that ended cleanly before the
 // answer "SSE stream ended without a response" (v1.2.1 said "unexpected nil response" to both).
 func classify(err error, ctx context.Context) msg {
