@@ -15,8 +15,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
-// Client is one simulated MCP client: one session at a time, one goroutine holding its GET
-// stream (run), and request loops driven by the fleet's scheduler (tick).
+// Client is one simulated MCP client: one session at a time, held by its driver (run), and
+// request loops driven by the fleet's scheduler (the driver's Tick). It is the drive.Client
+// its driver moves and counts through: its exported methods are exactly the contract's.
 type Client struct {
 	f   *Fleet
 	idx int
