@@ -90,7 +90,7 @@ func TestRollingDeployFast(t *testing.T) {
 			if pc["misattributed_errors"] != 0 || pc["replays_ok"] == 0 || pc["events_quarantined"] == 0 || pc["sessions_dead_detected"] == 0 {
 				t.Errorf("probe: %v", pc)
 			}
-			// Stale means replayed after the death (fleet.Client.apply): probe never applies one.
+			// Stale means replayed after the death (fleet.Client.Apply): probe never applies one.
 			if pc["stale_events_applied"] != 0 {
 				t.Errorf("probe applied %d stale events (naive %d)", pc["stale_events_applied"], nc["stale_events_applied"])
 			}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
 	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
@@ -46,7 +47,7 @@ func newChurner(cfg Churn, clients int) *churner {
 // watch arms the end of h, the session c just opened. A session that ends otherwise (its
 // death, the end of the run) disarms it. Outside the churn phases the one timer is re-armed,
 // so a session held through a long phase costs one timer, not one per period.
-func (ch *churner) watch(ctx context.Context, c *Client, h *held) {
+func (ch *churner) watch(ctx context.Context, c *Client, h *drive.Held) {
 	if ch == nil {
 		return
 	}
@@ -61,12 +62,12 @@ func (ch *churner) watch(ctx context.Context, c *Client, h *held) {
 		}
 		ch.wg.Add(1)
 		t.Reset(ch.cfg.Every)
-		if h.ctx.Err() != nil && t.Stop() { // disarmed while it was re-armed
+		if h.Ctx.Err() != nil && t.Stop() { // disarmed while it was re-armed
 			ch.wg.Done()
 		}
 	})
 	close(ready)
-	context.AfterFunc(h.ctx, func() {
+	context.AfterFunc(h.Ctx, func() {
 		if t.Stop() {
 			ch.wg.Done()
 		}
@@ -77,8 +78,8 @@ func (ch *churner) watch(ctx context.Context, c *Client, h *held) {
 // abandoned share, with DELETE (after the client's calls in flight on it) for the rest. The
 // client then opens a new session, as after any session it let go of. False: not a churn
 // phase, ask again later.
-func (ch *churner) end(ctx context.Context, c *Client, h *held) bool {
-	if ctx.Err() != nil || h.ctx.Err() != nil {
+func (ch *churner) end(ctx context.Context, c *Client, h *drive.Held) bool {
+	if ctx.Err() != nil || h.Ctx.Err() != nil {
 		return true
 	}
 	if ch.cfg.On != nil && !ch.cfg.On(time.Since(ch.start)) {
@@ -91,7 +92,7 @@ func (ch *churner) end(ctx context.Context, c *Client, h *held) bool {
 		c.f.rec.Inc(metrics.SessionsAbandoned)
 	} else {
 		c.awaitLoops(ctx, c.f.ep.RequestTimeout)
-		if status, err := h.s.Delete(ctx); err == nil && status/100 == 2 {
+		if status, err := h.S.Delete(ctx); err == nil && status/100 == 2 {
 			c.f.rec.Inc(metrics.SessionsClosed)
 		} else if err != nil && ctx.Err() == nil {
 			c.f.failed(err)
@@ -112,7 +113,7 @@ func (ch *churner) abandons(i int, n int64) bool {
 
 // detach stops the client from sending on h: it is no longer the current session nor any
 // request loop's; false if it was not the current one (the client had let go of it already).
-func (c *Client) detach(h *held) bool {
+func (c *Client) detach(h *drive.Held) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.cur != h {
@@ -130,10 +131,10 @@ func (c *Client) detach(h *held) bool {
 
 // retire lets go of a detached session: its stream ends, and the client's holder opens the
 // next session.
-func (c *Client) retire(h *held) {
-	c.settle(h, time.Now())
-	h.cancel()
-	c.f.done(h.s)
+func (c *Client) retire(h *drive.Held) {
+	c.Settle(h, time.Now())
+	h.Cancel()
+	c.f.done(h.S)
 }
 
 // awaitLoops waits, at most limit, until none of the client's request loops has a call

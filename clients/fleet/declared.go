@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
@@ -15,8 +16,8 @@ import (
 // is not observable.
 
 // declaredLive counts h once as a live session the client declared dead.
-func (c *Client) declaredLive(h *held) {
-	if h.declared.CompareAndSwap(false, true) {
+func (c *Client) declaredLive(h *drive.Held) {
+	if h.Marks.Declared.CompareAndSwap(false, true) {
 		c.f.rec.Inc(metrics.LiveSessionsDeclaredDead)
 	}
 }
@@ -28,25 +29,25 @@ func (f *Fleet) exactDeaths() bool {
 	return !learns
 }
 
-// judgeAbandonedResume asks a target whose deaths the run can only estimate whether the
+// JudgeAbandonedResume asks a target whose deaths the run can only estimate whether the
 // session h, whose resume it answered with a dead status and which the client is about to
 // abandon, was alive: one ping with h's id, the tool's request, not the client's (no metric of
 // the client counts it). A success shows the server still had the session; any other answer
 // shows nothing, and nothing is counted. On a server that serves any id a success proves
 // nothing either: the run withholds the counter there (engine).
-func (c *Client) judgeAbandonedResume(h *held) {
-	if c.f.exactDeaths() || h.ctx.Err() != nil {
+func (c *Client) JudgeAbandonedResume(h *drive.Held) {
+	if c.f.exactDeaths() || h.Ctx.Err() != nil {
 		return
 	}
-	if rep, err := h.s.Ping(h.ctx); err == nil && rep.OK() {
+	if rep, err := h.S.Ping(h.Ctx); err == nil && rep.OK() {
 		c.declaredLive(h)
 	}
 }
 
-// judgeLibraryEnded counts a library that ended h by itself after the server answered one of
+// JudgeLibraryEnded counts a library that ended h by itself after the server answered one of
 // its requests with a dead status while, by the server's record, h was alive.
-func (c *Client) judgeLibraryEnded(h *held) {
-	if c.f.exactDeaths() && h.lib.deadStatus.Load() && !c.deadNow(h) {
+func (c *Client) JudgeLibraryEnded(h *drive.Held, deadStatus bool) {
+	if c.f.exactDeaths() && deadStatus && !c.DeadNow(h) {
 		c.declaredLive(h)
 	}
 }

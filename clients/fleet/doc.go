@@ -4,20 +4,16 @@
 // samples (fleetreport.go), whether the run measured what it was asked (problems.go), and
 // clients that come and go, some without DELETE (churn.go).
 //
-// How a client holds its sessions and makes its calls is its driver, one per client kind
-// behind the driver interface (driver.go), each in files of its own named driver_*.go: the
-// wire session decided by a policy (driver_wire.go, driver_wire_stream.go), the official Go
-// SDK's client observed from outside (driver_gosdk.go), the stateless revision
-// (driver_stateless.go), and the other client libraries (docs/libraries.md): the application
-// loop around a library session (driver_lib.go) with the inside view of its calls
-// (driver_lib_judge.go), mcp-go's client (driver_mcpgo.go), the TypeScript SDKs' clients in
-// node workers, pooled by driver_ts.go (the worker process and its JSON-lines protocol are
-// clients/tsworker), and what the export says of a library (library.go). Adding a kind is a
-// new driver file and one case in pickDriver. The drivers live here, not in a package of their
-// own, because they share the fleet's per-client accounting: a driver is a client's life, it
-// moves the client's state and counts its sessions, deaths, retries and turns into the same
-// unexported books every kind is judged by (a package of drivers needed about forty exports
-// of fleet, decided in issue 17).
+// How a client holds its sessions and makes its calls is its driver, one per client kind, in
+// packages of their own behind the contract of package drive: the wire session decided by a
+// policy and the stateless revision (package wiredriver), the client libraries: the Go SDK's,
+// mcp-go's, the TypeScript SDKs' in node workers (package libdriver, with what the export says
+// of a library). The group picks one (pickDriver, driver.go: the only switch on the kind) and
+// hands it a drive.Env; its *Client implements drive.Client and its books drive.Books, the
+// one way a driver moves a client's state and counts into the same books every kind is
+// judged by. The drivers import drive, never fleet; what a library kind adds to the group's
+// API (Prepare, Close, Library, WorkerPIDs, Call) is passed on to libdriver (library.go).
+// Adding a kind is a driver (a package, or a file of one) and one case in pickDriver.
 //
 // It must not know about workloads, faults, exports or the reference server's internals: it is
 // handed a GroupConfig, a wire.Endpoint, a recorder and a truth.Truth, and counts into the

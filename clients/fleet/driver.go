@@ -4,41 +4,55 @@ import (
 	"context"
 	"sync"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
+	"github.com/mcpchaos/mcpchaos/clients/fleet/libdriver"
+	"github.com/mcpchaos/mcpchaos/clients/fleet/wiredriver"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
 )
 
-// driver is how one kind of client holds its sessions and makes the application's calls. There
-// is one per kind, each in files of its own: the wire session (driver_wire.go,
-// driver_wire_stream.go), the client libraries (driver_lib.go, one opener per library:
-// driver_gosdk.go, driver_mcpgo.go, driver_ts.go), and the stateless
-// revision (driver_stateless.go). The fleet picks one when it is made (pickDriver); nothing
-// else switches on the kind.
-type driver interface {
-	// hold initializes a session and holds it until it is abandoned, then starts over, until
-	// ctx ends. It runs on a goroutine counted by wg and may hand on to others it counts there.
-	hold(ctx context.Context, c *Client, wg *sync.WaitGroup)
-	// tick is one application request of request loop k: a tool call, with whatever retries
-	// the kind makes.
-	tick(ctx context.Context, c *Client, k int)
-	// notObservable lists the metrics this kind's numbers cannot speak for.
-	notObservable() []string
+// pickDriver chooses the driver for a group, the only switch on its kind: the stateless
+// revision whatever the group asked (there are no sessions to hold), a client library's for a
+// library kind or a group without a policy of ours (the Go SDK's), the wire session otherwise.
+// A library kind's driver is f.lib, kept against a stateless server too for what it adds to
+// the group (Prepare, Library, Close: library.go).
+func (f *Fleet) pickDriver() drive.Driver {
+	if policy.IsLibrary(f.cfg.Kind) || f.cfg.Policy == nil {
+		hosts := make([]drive.Client, len(f.clients))
+		for i, c := range f.clients {
+			hosts[i] = c
+		}
+		f.lib = libdriver.New(f.env, hosts)
+	}
+	switch {
+	case f.ep.Generation == wire.Stateless:
+		return wiredriver.NewStateless(f.env)
+	case f.lib != nil:
+		return f.lib
+	}
+	return wiredriver.New(f.env)
 }
 
-// pickDriver chooses the driver for a group: the stateless revision whatever the group asked
-// (there are no sessions to hold), the Go SDK's client for a group without a policy of ours
-// (ClientGoSDK), the wire session otherwise.
-func pickDriver(ep *wire.Endpoint, cfg GroupConfig) driver {
-	switch {
-	case ep.Generation == wire.Stateless:
-		return &statelessDriver{}
-	case policy.IsLibrary(cfg.Kind):
-		return libraryDriver(cfg.Kind)
-	case cfg.Policy == nil:
-		return libDriver{open: openGoSDK}
+// newEnv is what the group hands its driver (package drive): its settings, resolved.
+func (f *Fleet) newEnv() *drive.Env {
+	cfg := &f.cfg
+	return &drive.Env{
+		Settings: drive.Settings{
+			Name:             cfg.Name,
+			Kind:             cfg.Kind,
+			Clients:          cfg.Clients,
+			Tool:             cfg.Tool,
+			OwnArguments:     cfg.Arguments != nil,
+			NoProgressTokens: cfg.NoProgressTokens,
+			LibraryOptions:   cfg.LibraryOptions,
+			DeadStatuses:     cfg.DeadStatuses,
+			RetryBackoff:     cfg.RetryBackoff,
+			ReconnectDelay:   cfg.ReconnectDelay,
+			ReconnectMax:     cfg.ReconnectMax,
+		},
+		EP: f.ep, Rec: f.rec, Truth: f.truth, Policy: f.policy, Books: (*books)(f),
 	}
-	return wireDriver{}
 }
 
 // run is a client's life: its driver holds sessions until ctx ends. wg counts the client's
@@ -46,13 +60,28 @@ func pickDriver(ep *wire.Endpoint, cfg GroupConfig) driver {
 func (c *Client) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer wg.Done()
 	defer guard.Catch(ctx, "client "+c.f.cfg.Name)
-	c.f.drv.hold(ctx, c, wg)
+	c.f.drv.Hold(ctx, c, wg)
 }
 
-// restart starts a new session in a new goroutine, unless the run is over.
-func (c *Client) restart(ctx context.Context, wg *sync.WaitGroup) {
+// Restart starts a new session in a new goroutine, unless the run is over.
+func (c *Client) Restart(ctx context.Context, wg *sync.WaitGroup) {
 	if ctx.Err() == nil {
 		wg.Add(1)
 		go c.run(ctx, wg)
 	}
 }
+
+// books are the group's books of failures as its driver counts into them (drive.Books).
+type books Fleet
+
+func (b *books) Failed(err error) { (*Fleet)(b).failed(err) }
+func (b *books) CallFailed(rep *wire.Reply, err error, dead bool) {
+	(*Fleet)(b).callFailed(rep, err, dead)
+}
+func (b *books) Surfaced(rep *wire.Reply, err error, dead bool) { (*Fleet)(b).surfaced(rep, err, dead) }
+func (b *books) ArgsFailed(err error)                           { (*Fleet)(b).argsFailed(err) }
+func (b *books) RefusedCall()                                   { b.refusedCalls.Add(1) }
+func (b *books) Sample(text string)                             { (*Fleet)(b).sample(text) }
+func (b *books) ProtocolError(err error)                        { (*Fleet)(b).protocolError(err) }
+func (b *books) Refusal(status int)                             { (*Fleet)(b).refusal(status) }
+func (b *books) Tool() string                                   { return (*Fleet)(b).tool() }

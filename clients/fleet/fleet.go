@@ -4,11 +4,12 @@ import (
 	"container/heap"
 	"context"
 	"encoding/json"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
+	"github.com/mcpchaos/mcpchaos/clients/fleet/libdriver"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/truth"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
@@ -69,7 +70,8 @@ type Fleet struct {
 	rec     *metrics.Recorder
 	truth   truth.Truth
 	policy  policy.Policy
-	drv     driver
+	env     *drive.Env   // what its driver is handed (driver.go)
+	drv     drive.Driver // the driver of its clients' kind (pickDriver)
 	calls   func(elapsed time.Duration) bool
 	clients []*Client
 	args    toolArgs // learnt from the tool's inputSchema when the group gives none
@@ -80,9 +82,6 @@ type Fleet struct {
 	// refusedWith counts the session-scoped requests (calls, probes, GETs, replays) answered
 	// with each 4xx or 5xx status that dead_statuses do not list (RefusedWith).
 	refusedWith [200]atomic.Int64
-	// streamsServed counts GET streams the server answered 200: a 405 after one is a change of
-	// era (driver_wire_stream.go), not a server without streams.
-	streamsServed atomic.Int64
 	// turnsBy and notMadeBy count, per phase, the turns of calls phases and those that passed
 	// with no live session to call on (calls_not_made); notStartedBy the turns that came before
 	// their client's first session was live (calls_not_made too: a loaded machine initializes
@@ -96,7 +95,7 @@ type Fleet struct {
 
 	protoMu  sync.Mutex
 	protocol string
-	lib      libReport // a library kind's library and its error classes (library.go)
+	lib      *libdriver.Driver // a library kind's driver (library.go); nil for other kinds
 }
 
 // New prepares a group. calls says, for a time since the start, whether request loops
@@ -117,43 +116,15 @@ func New(cfg GroupConfig, ep *wire.Endpoint, rec *metrics.Recorder, deaths truth
 	ep.Responder.Recorder = rec
 	cfg.Phases = max(cfg.Phases, 1)
 	f := &Fleet{cfg: cfg, ep: ep, rec: rec, truth: deaths, policy: cfg.Policy, calls: calls,
-		drv: pickDriver(ep, cfg), turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases),
+		turnsBy: make([]atomic.Int64, cfg.Phases), notMadeBy: make([]atomic.Int64, cfg.Phases),
 		skippedBy: make([]atomic.Int64, cfg.Phases), notStartedBy: make([]atomic.Int64, cfg.Phases), churn: newChurner(cfg.Churn, cfg.Clients)}
 	f.clients = make([]*Client, cfg.Clients)
 	for i := range f.clients {
-		f.clients[i] = &Client{f: f, idx: i, mine: make([]*held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
+		f.clients[i] = &Client{f: f, idx: i, mine: make([]*drive.Held, cfg.Concurrency), turns: make([]loopTurns, cfg.Concurrency)}
 	}
+	f.env = f.newEnv()
+	f.drv = f.pickDriver()
 	return f
-}
-
-func (f *Fleet) dead(status int) bool { return slices.Contains(f.cfg.DeadStatuses, status) }
-
-// deadReply says whether rep means a dead session: its status is a dead one and its body does
-// not say the server speaks another protocol era (a 404 carrying -32601 is an unknown method,
-// wire.Reply.WrongEra). Such a reply is counted (metrics.WrongEraRequests), never as a death.
-func (f *Fleet) deadReply(rep *wire.Reply) bool {
-	if rep.WrongEra() {
-		f.rec.Inc(metrics.WrongEraRequests)
-		return false
-	}
-	return f.dead(rep.Status)
-}
-
-// served tells a learning Truth that the server answered a session-scoped POST of the session
-// with a success.
-func (f *Fleet) served(s *wire.Session) {
-	if t, ok := f.truth.(truth.Learner); ok {
-		t.Touch(s.ID, time.Now(), true)
-	}
-}
-
-// servedStream tells a learning Truth that the server answered a GET of the session without a
-// cursor with 200: activity to most servers' idle timers.
-func (f *Fleet) servedStream(s *wire.Session) {
-	f.streamsServed.Add(1)
-	if t, ok := f.truth.(truth.Learner); ok {
-		t.Touch(s.ID, time.Now(), false)
-	}
 }
 
 // refused tells a learning Truth that the server answered a request of the session, sent at
@@ -167,26 +138,11 @@ func (f *Fleet) refused(s *wire.Session, sent time.Time, key int) {
 	}
 }
 
-// streamState tells a learning Truth that a GET stream of the session opened or ended.
-func (f *Fleet) streamState(s *wire.Session, open bool) {
-	if t, ok := f.truth.(truth.Learner); ok {
-		t.StreamOpen(s.ID, open, time.Now())
-	}
-}
-
 // done tells a learning Truth that the client is done with the session.
 func (f *Fleet) done(s *wire.Session) {
 	if t, ok := f.truth.(truth.Learner); ok {
 		t.Forget(s.ID)
 	}
-}
-
-// deathSource says how the death time of s was obtained.
-func (f *Fleet) deathSource(s *wire.Session) string {
-	if t, ok := f.truth.(truth.Learner); ok {
-		return t.Source(s.ID)
-	}
-	return truth.DeathExact
 }
 
 func (f *Fleet) noteProtocol(p string) {
@@ -296,7 +252,7 @@ func (f *Fleet) schedule(ctx context.Context, start time.Time) {
 					f.rec.Record(metrics.ToolCallLatencyCorrected, c.idx, d)
 				})
 			}()
-			f.drv.tick(withTurnCall(ctx, &t), c, j.k)
+			f.drv.Tick(withTurnCall(ctx, &t), c, j.k)
 		})
 		return true
 	}
@@ -430,7 +386,7 @@ func (f *Fleet) Census() Census {
 		case metrics.StateLive:
 			cs.Live++
 			if h != nil {
-				if _, dead := f.truth.DeadSince(h.s.ID); dead {
+				if _, dead := f.truth.DeadSince(h.S.ID); dead {
 					cs.BelievedLiveButDead++
 				}
 			}
@@ -452,7 +408,7 @@ func (f *Fleet) Sessions() []*wire.Session {
 	for _, c := range f.clients {
 		c.mu.Lock()
 		if c.cur != nil {
-			out = append(out, c.cur.s)
+			out = append(out, c.cur.S)
 		}
 		c.mu.Unlock()
 	}

@@ -107,18 +107,6 @@ func (f *Fleet) tool() string {
 	return f.cfg.Tool
 }
 
-// listTools is tools/list on a wire session, for arguments.
-func (f *Fleet) listTools(s *wire.Session) func(context.Context) (json.RawMessage, error) {
-	return func(ctx context.Context) (json.RawMessage, error) {
-		rep, err := s.ListTools(ctx)
-		if err != nil || !rep.OK() {
-			f.callFailed(rep, err, false)
-			return nil, errors.New("tools/list failed")
-		}
-		return rep.Result, nil
-	}
-}
-
 // errorSamples keeps the first few distinct failure texts of a group, for the export: a count
 // of failures says that something went wrong, the text says what.
 type errorSamples struct {
@@ -155,7 +143,7 @@ func (f *Fleet) protocolError(err error) {
 // refusal counts a session-scoped request answered with a 4xx or 5xx status that is not a
 // dead-session one.
 func (f *Fleet) refusal(status int) {
-	if status >= 400 && status < 600 && !f.dead(status) {
+	if status >= 400 && status < 600 && !f.env.Dead(status) {
 		f.refusedWith[status-400].Add(1)
 	}
 }

@@ -2,133 +2,89 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"maps"
-	"sync"
 
-	"github.com/mcpchaos/mcpchaos/clients/policy"
-	"github.com/mcpchaos/mcpchaos/metrics"
+	"github.com/mcpchaos/mcpchaos/clients/fleet/libdriver"
+	"github.com/mcpchaos/mcpchaos/clients/fleet/wiredriver"
 )
 
-// LibraryInfo says which client library a group ran and what it did, for the export: the
-// library and its version (pinned by go.mod or the worker's package-lock.json), the options
-// the group set, the protocol version the server negotiated with it, and the classes of the
-// errors it gave the application, counted.
-type LibraryInfo struct {
-	Kind         string           `json:"kind"`    // the group's policy: gosdk, mcpgo, ts-sdk, ts-client
-	Name         string           `json:"library"` // e.g. @modelcontextprotocol/sdk
-	Version      string           `json:"version"`
-	Options      map[string]any   `json:"options,omitempty"`
-	Protocol     string           `json:"negotiated_protocol,omitempty"`
-	ErrorClasses map[string]int64 `json:"error_classes,omitempty"`
-}
+// What a group of a library kind adds to its books is its driver's (package libdriver):
+// these pass it on, and say nothing for the other kinds.
 
-// libReport is a library group's LibraryInfo as it grows.
-type libReport struct {
-	mu      sync.Mutex
-	name    string
-	version string
-	classes map[string]int64
-	pool    *tsPool // the node workers of a TypeScript kind (driver_ts.go)
+// LibraryInfo says which client library a group ran and what it did, for the export.
+type LibraryInfo = libdriver.LibraryInfo
+
+// Name is the group's name.
+func (f *Fleet) Name() string { return f.cfg.Name }
+
+// NotObservable lists the metrics this group's numbers cannot speak for: the session metrics
+// against a stateless server, the SDK's internals for a gosdk group.
+func (f *Fleet) NotObservable() []string { return f.drv.NotObservable() }
+
+// SessionOnlyMetrics are the metrics that mean nothing without sessions (wiredriver's).
+func SessionOnlyMetrics() []string { return wiredriver.SessionOnlyMetrics() }
+
+// ListenMetrics are the figures of the stateless revision's listen stream (wiredriver's).
+func ListenMetrics() []string { return wiredriver.ListenMetrics() }
+
+// Prepare starts what a group's client kind needs beside its clients before the run's clock
+// starts: the node workers of a TypeScript kind (libdriver's Prepare). Other kinds need
+// nothing. An error means the group cannot run.
+func (f *Fleet) Prepare(ctx context.Context) error {
+	if f.lib == nil {
+		return nil
+	}
+	return f.lib.Prepare(ctx)
 }
 
 // Close ends what the group's library kind started beside its clients (node workers and
 // their gateway). Run calls it once every client has ended its session; calling it again,
 // or for a group that never ran, is safe.
 func (f *Fleet) Close() {
-	f.lib.mu.Lock()
-	p := f.lib.pool
-	f.lib.mu.Unlock()
-	if p != nil {
-		p.stop()
+	if f.lib != nil {
+		f.lib.Close()
 	}
 }
 
 // libraryProblems says where the group's library kind could not be measured.
 func (f *Fleet) libraryProblems() []string {
-	f.lib.mu.Lock()
-	p := f.lib.pool
-	f.lib.mu.Unlock()
-	if p == nil {
+	if f.lib == nil {
 		return nil
 	}
-	return p.problems()
-}
-
-// maxClasses bounds the error classes kept: a class is a library's name for an error, not
-// its message, so a handful is normal; a library that put messages there would be cut off.
-const maxClasses = 64
-
-func (f *Fleet) noteClass(class string) {
-	f.lib.mu.Lock()
-	defer f.lib.mu.Unlock()
-	if f.lib.classes == nil {
-		f.lib.classes = map[string]int64{}
-	}
-	if _, ok := f.lib.classes[class]; ok || len(f.lib.classes) < maxClasses {
-		f.lib.classes[class]++
-	}
-}
-
-func (f *Fleet) noteLibrary(name, version string) {
-	f.lib.mu.Lock()
-	defer f.lib.mu.Unlock()
-	f.lib.name, f.lib.version = name, version
+	return f.lib.Problems()
 }
 
 // Library returns what the group's client library was and did, or nil for a group of our own
 // policies (naive, probe).
 func (f *Fleet) Library() *LibraryInfo {
-	if !policy.IsLibrary(f.cfg.Kind) {
+	if f.lib == nil {
 		return nil
 	}
-	f.lib.mu.Lock()
-	defer f.lib.mu.Unlock()
-	return &LibraryInfo{Kind: f.cfg.Kind, Name: f.lib.name, Version: f.lib.version,
-		Options: maps.Clone(f.cfg.LibraryOptions), Protocol: f.Protocol(), ErrorClasses: maps.Clone(f.lib.classes)}
+	info := f.lib.Library()
+	if info != nil {
+		info.Protocol = f.Protocol()
+	}
+	return info
 }
 
-// WorkerPIDs lists the node worker processes of a TypeScript kind's group (for benchmarks
-// that read their memory); nil for other kinds.
+// WorkerPIDs lists the worker processes of a TypeScript kind's group (for benchmarks that
+// read their memory); nil for other kinds.
 func (f *Fleet) WorkerPIDs() []int {
-	f.lib.mu.Lock()
-	p := f.lib.pool
-	f.lib.mu.Unlock()
-	if p == nil {
+	if f.lib == nil {
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []int
-	for _, w := range p.workers {
-		if w != nil && w.ExitedEarly() == nil {
-			out = append(out, w.PID())
-		}
-	}
-	return out
+	return f.lib.WorkerPIDs()
 }
 
 // Call makes one tool call with args through client i's library session, outside the
 // schedule and uncounted, and returns the error the application got (for benchmarks of a
 // library kind, which hold sessions with Run and call at their own pace).
 func (f *Fleet) Call(ctx context.Context, i int, args any) error {
-	if i < 0 || i >= len(f.clients) {
-		return fmt.Errorf("no client %d in group %s", i, f.cfg.Name)
-	}
-	c := f.clients[i]
-	c.mu.Lock()
-	var conn libConn
-	if c.sdk != nil && c.state == metrics.StateLive {
-		conn = c.sdk.conn
-	}
-	c.mu.Unlock()
-	if conn == nil {
+	if f.lib == nil {
+		if i < 0 || i >= len(f.clients) {
+			return fmt.Errorf("no client %d in group %s", i, f.cfg.Name)
+		}
 		return fmt.Errorf("client %d of group %s holds no library session now", i, f.cfg.Name)
 	}
-	o := conn.call(ctx, f.cfg.Tool, args, "")
-	if o.err == nil && o.isError {
-		return errors.New("the tool answered isError")
-	}
-	return o.err
+	return f.lib.Call(ctx, i, args)
 }

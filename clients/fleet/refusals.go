@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -23,19 +24,19 @@ import (
 // replays_unknown_cursor), with no stream held at all. A server that answers 400 for a held
 // stream refuses the plain GET that follows too, and is counted there.
 func (f *Fleet) refusedStream(status int, resumed bool) bool {
-	return status == http.StatusConflict || status == http.StatusBadRequest && !resumed && !f.dead(status)
+	return status == http.StatusConflict || status == http.StatusBadRequest && !resumed && !f.env.Dead(status)
 }
 
-// streamAnswered counts the answer status to a GET stream of h's session (0: no answer);
+// StreamAnswered counts the answer status to a GET stream of h's session (0: no answer);
 // resumed says the GET carried a cursor.
-func (c *Client) streamAnswered(h *held, status int, resumed bool) {
+func (c *Client) StreamAnswered(h *drive.Held, status int, resumed bool) {
 	switch {
 	case h == nil || status == 0:
 	case c.f.refusedStream(status, resumed):
 		c.f.rec.Inc(metrics.ReconnectsRefused)
-		h.refusedSince.CompareAndSwap(0, time.Now().UnixNano())
+		h.Marks.RefusedSince.CompareAndSwap(0, time.Now().UnixNano())
 	case status == http.StatusOK:
-		if since := h.refusedSince.Swap(0); since != 0 {
+		if since := h.Marks.RefusedSince.Swap(0); since != 0 {
 			c.f.rec.Record(metrics.RefusalDuration, c.idx, time.Since(time.Unix(0, since)))
 		}
 	}

@@ -5,8 +5,9 @@
 // worker.sum (its go.mod and go.sum, named so that this directory stays in mcpchaos's module).
 // The three are embedded in the binary; `mcpchaos setup go-libraries` (Install) builds them with
 // the machine's go into InstallDir, as `setup ts-libraries` installs the TypeScript ones with
-// npm. The worker speaks clients/tsworker's JSON-lines protocol, so fleet pools it and routes
-// its HTTP through the same gateway as the node workers (Start returns a tsworker.Worker).
+// npm. The worker speaks clients/tsworker's JSON-lines protocol, so fleet's libdriver pools
+// it and routes its HTTP through the same gateway as the node workers (Start returns a
+// tsworker.Worker).
 package mcpgoworker
 
 import (

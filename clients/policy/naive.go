@@ -10,9 +10,9 @@ package policy
 // failure, so a second loop goes on sending the old session id after the first has
 // re-initialized: the seed's collision.
 //
-// Which cursor a reconnect carries is the stream's, not the policy's (package fleet; both
-// policies alike): the GET stream's own cursor is kept across reconnects, a POST reply's is
-// borrowed once. The real libraries keep less (docs/real-servers.md: the TypeScript and Go
+// Which cursor a reconnect carries is the stream's, not the policy's (package
+// fleet/wiredriver; both policies alike): the GET stream's own cursor is kept across
+// reconnects, a POST reply's is borrowed once. The real libraries keep less (docs/real-servers.md: the TypeScript and Go
 // SDKs drop the cursor after a replay that brought no id, and borrow none).
 type Naive struct{ Retries int }
 

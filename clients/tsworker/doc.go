@@ -2,7 +2,7 @@
 // locked by package-lock.json) and its Go side. worker.go starts one node process, speaks its
 // JSON-lines protocol (open, list, call, close; opened, listed, result, ended), fails whatever
 // waits once the process exits, and ends it by its handle. It knows nothing of groups,
-// sessions or metrics: clients/fleet's TypeScript driver pools the workers and counts.
+// sessions or metrics: clients/fleet/libdriver pools the workers and counts.
 //
 // The script is embedded in the binary with its package.json and lock (tsworker.go) and
 // written beside the libraries it runs with, never read from the source tree, so a binary

@@ -12,10 +12,10 @@ import (
 // driven by the application loop of clients/fleet around the library's own session; what
 // happens after a drop is the library's doing.
 const (
-	ClientMCPGo    = "mcpgo"      // github.com/mark3labs/mcp-go's client, in process (fleet/driver_mcpgo.go)
+	ClientMCPGo    = "mcpgo"      // github.com/mark3labs/mcp-go's client, in process (fleet/libdriver/mcpgo.go)
 	ClientMCPGo16  = "mcpgo-v1.6" // mcp-go v1.6.0's client, in a worker process (clients/mcpgoworker)
-	ClientTSSDK    = "ts-sdk"     // @modelcontextprotocol/sdk 1.x in node workers (fleet/driver_ts.go)
-	ClientTSClient = "ts-client"  // @modelcontextprotocol/client 2.x in node workers (fleet/driver_ts.go)
+	ClientTSSDK    = "ts-sdk"     // @modelcontextprotocol/sdk 1.x in node workers (fleet/libdriver/ts.go)
+	ClientTSClient = "ts-client"  // @modelcontextprotocol/client 2.x in node workers (fleet/libdriver/ts.go)
 )
 
 // Libraries lists the client kinds that run a real library, ClientGoSDK first.

@@ -1,4 +1,4 @@
-package fleet
+package libdriver
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/clients/truth"
-	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
@@ -36,7 +34,7 @@ type libOutcome struct {
 	// death (a timeout, "not implemented", context canceled, an error its own errors.Is misses).
 	misclassified bool
 	timedOut      bool   // the error is the call's timeout
-	class         string // the library's error class, for the export (libclasses.go)
+	class         string // the library's error class, for the export (LibraryInfo.ErrorClasses)
 	// then is the class of the error a plain application's next request gets after the
 	// library's signal of a dead session (the Go SDK's "client is closing"), "" for none.
 	then string
@@ -63,60 +61,60 @@ const listenerQuiet = 8 * time.Second
 // judgeListener counts h's GET listener as silently dead when, as the application lets go of
 // h at now, the library had opened one, none is open or has been tried for listenerQuiet, and
 // the library never told the application that the session or its connection had ended.
-func (c *Client) judgeListener(h *held, now time.Time) {
+func (c *client) judgeListener(h *libHeld, now time.Time) {
 	w := &h.lib
 	if !w.judged.CompareAndSwap(false, true) || w.gets.Load() == 0 || w.getsOpen.Load() > 0 || w.surfaced.Load() {
 		return
 	}
 	if end := w.lastGETEnd.Load(); end != 0 && now.Sub(time.Unix(0, end)) >= listenerQuiet {
-		c.f.rec.Inc(metrics.ListenersSilentlyDead)
+		c.e.Rec.Inc(metrics.ListenersSilentlyDead)
 	}
 }
 
 // judgeCall counts one tool call of a library client on h, from the inside: results and
 // their latency, failures and their latency, and the library failures (docs/metrics.md).
 // It reports whether the session was already dead when the call returned.
-func (c *Client) judgeCall(ctx context.Context, h *held, o libOutcome) (dead bool) {
+func (c *client) judgeCall(ctx context.Context, h *libHeld, o libOutcome) (dead bool) {
 	end := o.sent.Add(o.took)
-	d, died := c.f.truth.DeadSince(h.s.ID)
+	d, died := c.e.Truth.DeadSince(h.S.ID)
 	dead = died && !d.After(end)
 	if o.class != "" {
-		c.f.noteClass(o.class)
+		c.d.noteClass(o.class)
 	}
 	if o.then != "" {
-		c.f.noteClass(o.then)
+		c.d.noteClass(o.then)
 	}
 	if o.err == nil {
-		c.f.rec.Record(metrics.ToolCallLatency, c.idx, o.took)
-		noteAnswered(ctx, end)
+		c.e.Rec.Record(metrics.ToolCallLatency, c.Index(), o.took)
+		c.NoteAnswered(ctx, end)
 		if o.isError {
-			c.f.rec.Inc(metrics.ToolErrors)
+			c.e.Rec.Inc(metrics.ToolErrors)
 		} else {
-			c.f.rec.Inc(metrics.ToolCallsOK)
+			c.e.Rec.Inc(metrics.ToolCallsOK)
 		}
 		if dead && c.replayedDuring(h, o.sent, end) {
-			c.f.rec.Inc(metrics.ReplayedErrorsDelivered)
+			c.e.Rec.Inc(metrics.ReplayedErrorsDelivered)
 		}
 		return dead
 	}
-	c.f.rec.Record(metrics.CallFailureLatency, c.idx, o.took)
+	c.e.Rec.Record(metrics.CallFailureLatency, c.Index(), o.took)
 	cut := time.Unix(0, h.lib.lastCut.Load())
 	if o.timedOut && o.timeout > 0 && o.took >= o.timeout*9/10 && (dead || !cut.Before(o.sent)) {
-		c.f.rec.Inc(metrics.CallsHung)
-		c.f.rec.Add(metrics.HungSeconds, int64(math.Round(o.took.Seconds())))
+		c.e.Rec.Inc(metrics.CallsHung)
+		c.e.Rec.Add(metrics.HungSeconds, int64(math.Round(o.took.Seconds())))
 	}
 	if o.answered && dead && c.replayedDuring(h, o.sent, end) {
-		c.f.rec.Inc(metrics.ReplayedErrorsDelivered)
+		c.e.Rec.Inc(metrics.ReplayedErrorsDelivered)
 	}
 	if dead && o.misclassified {
-		c.f.rec.Inc(metrics.ErrorsMisclassified)
+		c.e.Rec.Inc(metrics.ErrorsMisclassified)
 	}
 	return dead
 }
 
 // replayedDuring reports whether the library took a replay of h's log, answered 200 after h
 // had died, while the call was in flight: the call's answer can only have come from there.
-func (c *Client) replayedDuring(h *held, sent, end time.Time) bool {
+func (c *client) replayedDuring(h *libHeld, sent, end time.Time) bool {
 	at := h.lib.staleReplay.Load()
 	return at != 0 && !time.Unix(0, at).Before(sent) && !time.Unix(0, at).After(end)
 }
@@ -125,8 +123,8 @@ func (c *Client) replayedDuring(h *held, sent, end time.Time) bool {
 // library kind: a session the application can tell is gone is given up (and connected anew,
 // as the libraries' maintainers prescribe); any other failure is a tool failure, misattributed
 // when the session was dead.
-func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
-	if ctx.Err() != nil || (h.ctx.Err() != nil && o.err != nil && (!h.lib.surfaced.Load() || errors.Is(o.err, context.Canceled))) {
+func (c *client) libCall(ctx context.Context, h *libHeld, o libOutcome) {
+	if ctx.Err() != nil || (h.Ctx.Err() != nil && o.err != nil && (!h.lib.surfaced.Load() || errors.Is(o.err, context.Canceled))) {
 		// The run ended, or the application gave the session up (and cancelled the call)
 		// while the call ran. A call that failed because the library ended the session is
 		// the application's error, and judged: the Go SDK, its GET answered 404, fails the
@@ -139,17 +137,17 @@ func (c *Client) libCall(ctx context.Context, h *held, o libOutcome) {
 		return
 	}
 	if !o.gone {
-		c.f.failed(o.err)
-		c.f.rec.Inc(metrics.ToolCallsFailed)
+		c.e.Books.Failed(o.err)
+		c.e.Rec.Inc(metrics.ToolCallsFailed)
 		switch {
 		case dead:
-			c.f.rec.Inc(metrics.MisattributedErrors)
+			c.e.Rec.Inc(metrics.MisattributedErrors)
 		case o.answered:
-			c.f.refusedCalls.Add(1) // the server refused the call (invalid params, say)
+			c.e.Books.RefusedCall() // the server refused the call (invalid params, say)
 		}
 		return
 	}
-	c.abandon(h, true, true)
+	c.Abandon(h.Held, true, true)
 }
 
 func (w *libWatch) cut() { w.lastCut.Store(time.Now().UnixNano()) }
@@ -162,11 +160,11 @@ func (w *libWatch) getEnded() {
 // libSaw counts, from outside, what a library sent for h at sent and the status it got (0: a
 // transport failure): its GETs (background requests when the session was dead already), a
 // replay the server answered from a dead session's log, and a dead session's POST served 2xx.
-func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, status int) {
-	if c.f.dead(status) {
+func (c *client) libSaw(h *libHeld, method string, resume bool, sent time.Time, status int) {
+	if c.e.Dead(status) {
 		h.lib.deadStatus.Store(true)
 	}
-	d, died := c.f.truth.DeadSince(h.s.ID)
+	d, died := c.e.Truth.DeadSince(h.S.ID)
 	deadBefore := died && d.Before(sent)
 	switch method {
 	case http.MethodGet:
@@ -175,14 +173,14 @@ func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, sta
 			h.lib.lastGETEnd.Store(time.Now().UnixNano())
 		}
 		if deadBefore {
-			c.f.rec.Inc(metrics.DeadSessionBackgroundRequests)
+			c.e.Rec.Inc(metrics.DeadSessionBackgroundRequests)
 			if resume && status == http.StatusOK {
 				h.lib.staleReplay.Store(time.Now().UnixNano())
 			}
 		}
 	case http.MethodPost:
-		if deadBefore && status/100 == 2 && c.f.substitutionKnown(h.s) {
-			c.f.rec.Inc(metrics.SilentSubstitutions)
+		if deadBefore && status/100 == 2 && c.e.SubstitutionKnown(h.S) {
+			c.e.Rec.Inc(metrics.SilentSubstitutions)
 		}
 	}
 }
@@ -190,7 +188,7 @@ func (c *Client) libSaw(h *held, method string, resume bool, sent time.Time, sta
 // cutWatch notes when a call's SSE response stream breaks mid-read.
 type cutWatch struct {
 	io.ReadCloser
-	h *held
+	h *libHeld
 }
 
 func (b *cutWatch) Read(p []byte) (int, error) {
@@ -199,18 +197,4 @@ func (b *cutWatch) Read(p []byte) (int, error) {
 		b.h.lib.cut()
 	}
 	return n, err
-}
-
-// substitutionKnown says whether a success for s after its death is a dead id served as alive
-// rather than a death misjudged: the death is exact (the reference server), or the server had
-// answered the session as dead before, or it serves ids it never issued (the run's preflight
-// found so: truth.Regime.SilentSubstitution), where a death estimated from the TTL is what the
-// server did behind an answer that cannot show it.
-func (f *Fleet) substitutionKnown(s *wire.Session) bool {
-	switch f.deathSource(s) {
-	case truth.DeathExact, truth.DeathObserved:
-		return true
-	}
-	e, ok := f.truth.(*truth.Estimated)
-	return ok && e.Regime.SilentSubstitution
 }

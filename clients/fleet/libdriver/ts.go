@@ -1,4 +1,4 @@
-package fleet
+package libdriver
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // The ts-sdk and ts-client kinds run the TypeScript SDK's clients in node workers
 // (package clients/tsworker starts them and speaks their protocol; this file pools them, one
 // per tsworker.ClientsPerWorker clients): each simulated client is one Client + StreamableHTTPClientTransport of the
-// library in a worker, made, called and closed by the application loop of driver_lib.go.
+// library in a worker, made, called and closed by the application loop of lib.go.
 //
 // The libraries speak HTTP from node, so mcpchaos cannot wrap their transport as it wraps the
 // Go libraries'. Instead every worker sends to a gateway of the group's own on loopback (a
@@ -52,7 +52,7 @@ const tsDefaultTimeout = 60 * time.Second
 
 // tsPool is a group's node workers and its gateway.
 type tsPool struct {
-	f       *Fleet
+	d       *Driver
 	mu      sync.Mutex
 	workers []*tsworker.Worker // by client index / tsworker.ClientsPerWorker; nil until needed
 	gw      *http.Server
@@ -65,24 +65,24 @@ type tsPool struct {
 type tsClientKey struct{}
 
 // tsPool returns the group's pool, made on first use.
-func (f *Fleet) tsPool() (*tsPool, error) {
-	f.lib.mu.Lock()
-	defer f.lib.mu.Unlock()
-	if f.lib.pool != nil {
-		return f.lib.pool, nil
+func (d *Driver) tsPool() (*tsPool, error) {
+	d.lib.mu.Lock()
+	defer d.lib.mu.Unlock()
+	if d.lib.pool != nil {
+		return d.lib.pool, nil
 	}
-	p := &tsPool{f: f, workers: make([]*tsworker.Worker, (len(f.clients)+tsworker.ClientsPerWorker-1)/tsworker.ClientsPerWorker),
-		obs: make([]*sdkObserver, len(f.clients))}
+	p := &tsPool{d: d, workers: make([]*tsworker.Worker, (len(d.clients)+tsworker.ClientsPerWorker-1)/tsworker.ClientsPerWorker),
+		obs: make([]*sdkObserver, len(d.clients))}
 	if err := p.startGateway(); err != nil {
 		return nil, err
 	}
-	f.lib.pool = p
+	d.lib.pool = p
 	return p, nil
 }
 
 // startGateway serves the group's gateway on a loopback port of its own.
 func (p *tsPool) startGateway() error {
-	target, err := url.Parse(p.f.ep.URL)
+	target, err := url.Parse(p.d.e.EP.URL)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func (p *tsPool) observer(c int) *sdkObserver {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.obs[c] == nil {
-		p.obs[c] = &sdkObserver{base: p.f.ep.HTTP.Transport, c: p.f.clients[c]}
+		p.obs[c] = &sdkObserver{base: p.d.e.EP.HTTP.Transport, c: p.d.clients[c]}
 	}
 	return p.obs[c]
 }
@@ -135,11 +135,11 @@ func (p *tsPool) observer(c int) *sdkObserver {
 // starts: the node workers of a TypeScript kind (a worker takes a second or more to load its
 // library on a busy machine, which would otherwise eat into the first phase). Other kinds
 // need nothing. An error means the group cannot run.
-func (f *Fleet) Prepare(ctx context.Context) error {
-	if !workerKind(f.cfg.Kind) {
+func (d *Driver) Prepare(ctx context.Context) error {
+	if !workerKind(d.e.Kind) {
 		return nil
 	}
-	p, err := f.tsPool()
+	p, err := d.tsPool()
 	if err != nil {
 		return err
 	}
@@ -167,15 +167,15 @@ func (p *tsPool) worker(ctx context.Context, c int) (*tsworker.Worker, error) {
 		return w, nil
 	}
 	start := tsworker.Start
-	if p.f.cfg.Kind == policy.ClientMCPGo16 {
+	if p.d.e.Kind == policy.ClientMCPGo16 {
 		start = mcpgoworker.Start
 	}
-	w, err := start(ctx, p.f.cfg.Kind)
+	w, err := start(ctx, p.d.e.Kind)
 	if err != nil {
 		p.lost = append(p.lost, err.Error())
 		return nil, err
 	}
-	p.f.noteLibrary(w.Library(), w.Version())
+	p.d.noteLibrary(w.Library(), w.Version())
 	p.workers[i] = w
 	go p.watch(w, i)
 	return w, nil
@@ -219,7 +219,7 @@ func (p *tsPool) problems() []string {
 	defer p.mu.Unlock()
 	out := make([]string, 0, len(p.lost))
 	for _, l := range p.lost {
-		out = append(out, "a "+workerName(p.f.cfg.Kind)+" died, so their sessions were not measured after it: "+l)
+		out = append(out, "a "+workerName(p.d.e.Kind)+" died, so their sessions were not measured after it: "+l)
 	}
 	return out
 }
@@ -234,39 +234,39 @@ type tsConn struct {
 	timeout time.Duration
 }
 
-func openTS(ctx context.Context, c *Client) (libConn, error) {
-	p, err := c.f.tsPool()
+func openTS(ctx context.Context, c *client) (libConn, error) {
+	p, err := c.d.tsPool()
 	if err != nil {
 		return nil, err
 	}
-	w, err := p.worker(ctx, c.idx)
+	w, err := p.worker(ctx, c.Index())
 	if err != nil {
 		return nil, err
 	}
-	opts := c.f.cfg.LibraryOptions
-	done := w.Ended(c.idx)
-	open := tsworker.Msg{Op: "open", C: c.idx, URL: p.gwURL, Opts: opts, Name: c.f.ep.ClientName}
+	opts := c.e.LibraryOptions
+	done := w.Ended(c.Index())
+	open := tsworker.Msg{Op: "open", C: c.Index(), URL: p.gwURL, Opts: opts, Name: c.e.EP.ClientName}
 	timeout := tsDefaultTimeout
 	if ms := optInt(opts, "timeout", 0); ms > 0 {
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	if c.f.cfg.Kind == policy.ClientMCPGo16 {
+	if c.e.Kind == policy.ClientMCPGo16 {
 		// mcp-go has no call timeout of its own: the group's request_timeout is the
 		// application's, as for v1.2.1 in process; and it is pinned to the group's protocol.
-		timeout = c.f.ep.RequestTimeout
-		open.TimeoutMS, open.Protocol = timeout.Milliseconds(), c.f.ep.Protocol
+		timeout = c.e.EP.RequestTimeout
+		open.TimeoutMS, open.Protocol = timeout.Milliseconds(), c.e.EP.Protocol
 	}
 	r, err := w.Request(ctx, open)
 	if err != nil {
 		if !errors.Is(err, tsworker.ErrGone) {
-			_, _ = w.Request(context.Background(), tsworker.Msg{Op: "close", C: c.idx}) // it may still open
+			_, _ = w.Request(context.Background(), tsworker.Msg{Op: "close", C: c.Index()}) // it may still open
 		}
 		return nil, err
 	}
 	if r.Ev != "opened" {
-		return nil, fmt.Errorf("%s: %s", c.f.cfg.Kind, r.Error)
+		return nil, fmt.Errorf("%s: %s", c.e.Kind, r.Error)
 	}
-	return &tsConn{w: w, c: c.idx, id: r.Session, proto: r.Protocol, done: done, timeout: timeout}, nil
+	return &tsConn{w: w, c: c.Index(), id: r.Session, proto: r.Protocol, done: done, timeout: timeout}, nil
 }
 
 func (t *tsConn) sessionID() string      { return t.id }

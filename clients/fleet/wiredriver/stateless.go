@@ -1,4 +1,4 @@
-package fleet
+package wiredriver
 
 import (
 	"context"
@@ -7,37 +7,47 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/internal/sleep"
 	"github.com/mcpchaos/mcpchaos/metrics"
 )
 
-// statelessDriver runs clients against a stateless server (the 2026-07-28 revision): the wire
+// Stateless runs clients against a stateless server (the 2026-07-28 revision): the wire
 // session (initialize returns a request context: there is no session), a listen stream held
 // per client where the server offers one (listen below), and a tick of its own.
-type statelessDriver struct {
+type Stateless struct {
+	e *drive.Env
+
 	// What the clients learnt of the server's listen streams, for notObservable.
 	listened   atomic.Bool // some listen stream was acknowledged
 	numbered   atomic.Bool // some notification carried the server's number
 	unnumbered atomic.Bool // some did not
 }
 
-// hold makes the client's request context, then holds its listen stream until the run ends.
-func (d *statelessDriver) hold(ctx context.Context, c *Client, _ *sync.WaitGroup) {
-	connectLoop(ctx, c, c.initialize, func(h *held) bool {
-		d.listen(h.ctx, c, h.s)
-		<-h.ctx.Done()
+// NewStateless is the stateless revision's driver of the group e.
+func NewStateless(e *drive.Env) *Stateless { return &Stateless{e: e} }
+
+// Hold makes the client's request context, then holds its listen stream until the run ends.
+func (d *Stateless) Hold(ctx context.Context, dc drive.Client, _ *sync.WaitGroup) {
+	c := client{dc, d.e}
+	drive.ConnectLoop(ctx, c.e, c.Initialize, func(h *drive.Held) bool {
+		d.listen(h.Ctx, c, h.S)
+		<-h.Ctx.Done()
 		return false
 	})
 }
 
-func (*statelessDriver) tick(ctx context.Context, c *Client, k int) { c.tickStateless(ctx, k) }
+// Tick is a request loop's turn against a stateless server (tickStateless).
+func (d *Stateless) Tick(ctx context.Context, dc drive.Client, k int) {
+	client{dc, d.e}.tickStateless(ctx, k)
+}
 
-// notObservable: the session metrics always; the listen figures when no server's listen
+// NotObservable: the session metrics always; the listen figures when no server's listen
 // stream was acknowledged; notifications_lost when the server numbered none of its
 // notifications (a gap can only be seen in numbers: the reference server's).
-func (d *statelessDriver) notObservable() []string {
+func (d *Stateless) NotObservable() []string {
 	na := SessionOnlyMetrics()
 	switch {
 	case !d.listened.Load():
@@ -59,8 +69,8 @@ func ListenMetrics() []string {
 // delay. Nothing is resumed in this revision: what the server sent in between is lost, which
 // the server's numbers show (notifications_lost). It returns at once when the server offers
 // no listen stream.
-func (d *statelessDriver) listen(ctx context.Context, c *Client, s *wire.Session) {
-	backoff := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
+func (d *Stateless) listen(ctx context.Context, c client, s *wire.Session) {
+	backoff := drive.NewBackoff(c.e.ReconnectDelay, c.e.ReconnectMax)
 	var last uint64 // the number of the last notification this client read
 	for ctx.Err() == nil {
 		l, err := s.Listen(ctx)
@@ -72,23 +82,23 @@ func (d *statelessDriver) listen(ctx context.Context, c *Client, s *wire.Session
 			fallthrough // it did a moment ago: a fault's answer, or a server that changed
 		case err != nil:
 			if ctx.Err() == nil {
-				c.f.failed(err)
+				c.e.Books.Failed(err)
 			}
-			sleep.For(ctx, backoff.next())
+			sleep.For(ctx, backoff.Next())
 			continue
 		}
-		backoff.reset()
+		backoff.Reset()
 		d.listened.Store(true)
-		c.f.rec.Inc(metrics.Listens)
+		c.e.Rec.Inc(metrics.Listens)
 		end := l.Read(ctx, func(n wire.Notification) {
-			c.f.rec.Inc(metrics.NotificationsReceived)
+			c.e.Rec.Inc(metrics.NotificationsReceived)
 			if n.Seq == 0 {
 				d.unnumbered.Store(true)
 				return
 			}
 			d.numbered.Store(true)
 			if last != 0 && n.Seq > last+1 {
-				c.f.rec.Add(metrics.NotificationsLost, int64(n.Seq-last-1))
+				c.e.Rec.Add(metrics.NotificationsLost, int64(n.Seq-last-1))
 			}
 			last = max(last, n.Seq)
 		})
@@ -97,12 +107,12 @@ func (d *statelessDriver) listen(ctx context.Context, c *Client, s *wire.Session
 			return // the run is over: the client ended the stream
 		}
 		if !end.Completed {
-			c.f.rec.Inc(metrics.ListenDrops)
+			c.e.Rec.Inc(metrics.ListenDrops)
 			if end.Err != nil {
-				c.f.failed(end.Err)
+				c.e.Books.Failed(end.Err)
 			}
 		}
-		sleep.For(ctx, backoff.next())
+		sleep.For(ctx, backoff.Next())
 	}
 }
 
@@ -111,52 +121,52 @@ func (d *statelessDriver) listen(ctx context.Context, c *Client, s *wire.Session
 // whose response a fault cuts is lost, and the client re-issues it with a new request id.
 // Both policies follow that rule (up to the group's retries); what is measured is how many
 // were lost, re-issued, and how long the application waited for their results.
-func (c *Client) tickStateless(ctx context.Context, k int) {
-	h := c.sessionFor(k)
+func (c client) tickStateless(ctx context.Context, k int) {
+	h := c.SessionFor(k)
 	if h == nil {
-		c.f.notMade(ctx, c) // reconnecting or re-initializing: the turn passes without a call
+		c.NotMade(ctx) // reconnecting or re-initializing: the turn passes without a call
 		return
 	}
-	cfg := &c.f.cfg
-	args, err := c.f.arguments(ctx, c, c.f.listTools(h.s))
+	cfg := c.e
+	args, err := c.Arguments(ctx, drive.ListTools(c.e.Books, h.S))
 	if err != nil {
 		if ctx.Err() == nil {
-			c.f.argsFailed(err)
+			c.e.Books.ArgsFailed(err)
 		}
 		return
 	}
 	var first time.Time
 	lost := false
-	call := c.callKey()
+	call := c.CallKey()
 	for attempt := 1; ; attempt++ {
 		sent := time.Now()
 		if attempt == 1 {
 			first = sent
 		}
 		if lost {
-			c.f.rec.Inc(metrics.RequestsReissued)
+			c.e.Rec.Inc(metrics.RequestsReissued)
 		}
-		rep, err := c.callTool(ctx, h.s, args, call)
+		rep, err := c.CallTool(ctx, h.S, args, call)
 		if ctx.Err() != nil {
 			return
 		}
 		if err == nil && rep.OK() {
-			c.answered(ctx, rep, sent)
+			c.Answered(ctx, rep, sent)
 			if lost {
-				c.f.rec.Record(metrics.RecoveryLatency, c.idx, time.Since(first))
+				c.e.Rec.Record(metrics.RecoveryLatency, c.Index(), time.Since(first))
 			}
 			return
 		}
-		c.f.callFailed(rep, err, false)
+		c.e.Books.CallFailed(rep, err, false)
 		// Sent and then cut (reset, timeout, a stream that ended before its response): lost in
 		// flight. A refused connection never carried the request.
 		inFlight := err != nil && rep == nil && wire.Kind(err) != metrics.ErrConnect || err != nil && rep != nil && rep.Status/100 == 2
 		if inFlight {
-			c.f.rec.Inc(metrics.RequestsLost)
+			c.e.Rec.Inc(metrics.RequestsLost)
 			lost = true
 		}
-		if err == nil || attempt > reissues(c.f.policy) {
-			c.f.surfaced(rep, err, false)
+		if err == nil || attempt > reissues(c.e.Policy) {
+			c.e.Books.Surfaced(rep, err, false)
 			return
 		}
 		if !sleep.For(ctx, cfg.RetryBackoff<<min(attempt-1, 6)) {
@@ -174,13 +184,6 @@ func SessionOnlyMetrics() []string {
 		"reinit_collisions", "resyncs", "retry_amplification", "false_healthy_seconds",
 		"probe_latency", "reconnect_latency", "detection_delay", "reconnects_refused", "refusal_duration"}
 }
-
-// Name is the group's name.
-func (f *Fleet) Name() string { return f.cfg.Name }
-
-// NotObservable lists the metrics this group's numbers cannot speak for: the session metrics
-// against a stateless server, the SDK's internals for a gosdk group.
-func (f *Fleet) NotObservable() []string { return f.drv.notObservable() }
 
 // reissues is how many times a lost request is re-issued: the group's retries.
 func reissues(p policy.Policy) int {

@@ -1,4 +1,4 @@
-package fleet
+package wiredriver
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
 	"github.com/mcpchaos/mcpchaos/clients/policy"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 	"github.com/mcpchaos/mcpchaos/internal/guard"
@@ -19,7 +20,7 @@ import (
 
 // reading is a held stream on its way from one goroutine to the next.
 type reading struct {
-	h        *held
+	h        *drive.Held
 	st       *wire.Stream
 	cursor   string     // the GET stream's own cursor, or one borrowed from a POST reply
 	borrowed string     // the POST reply cursor last replayed from (replayed once, not in a loop)
@@ -27,8 +28,8 @@ type reading struct {
 	opened   time.Time  // when st's response came, taken by the goroutine that got it
 }
 
-// readOn hands r to a fresh goroutine (see Client.run for why).
-func (c *Client) readOn(ctx context.Context, wg *sync.WaitGroup, r *reading) {
+// readOn hands r to a fresh goroutine (see Driver.Hold for why).
+func (c client) readOn(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 	wg.Add(1)
 	go c.read(ctx, wg, r)
 }
@@ -37,18 +38,18 @@ func (c *Client) readOn(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 // followed by a reconnect with the cursor (a replay) that the policy judges. It ends by handing
 // the next stream to a fresh goroutine, or by restarting the client when the session was
 // abandoned.
-func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
+func (c client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 	defer wg.Done()
-	defer guard.Catch(ctx, "stream reader "+c.f.cfg.Name)
-	cfg := &c.f.cfg
+	defer guard.Catch(ctx, "stream reader "+c.e.Name)
+	cfg := c.e
 	h := r.h
 	retry := c.consume(h, r.st, &r.cursor, r.j.gate(), r.opened)
 	drop := true
 	if r.j != nil {
 		switch r.j.wait() {
 		case policy.Teardown:
-			c.f.rec.Add(metrics.EventsQuarantined, int64(r.j.g.late()))
-			c.restart(ctx, wg)
+			c.e.Rec.Add(metrics.EventsQuarantined, int64(r.j.g.late()))
+			c.Restart(ctx, wg)
 			return
 		case policy.Resume:
 		default: // ambiguous: nothing was applied; replay again from the old cursor
@@ -56,19 +57,19 @@ func (c *Client) read(ctx context.Context, wg *sync.WaitGroup, r *reading) {
 		}
 		r.j = nil
 	}
-	if h.ctx.Err() != nil { // abandoned, or the run is over
-		c.restart(ctx, wg)
+	if h.Ctx.Err() != nil { // abandoned, or the run is over
+		c.Restart(ctx, wg)
 		return
 	}
 	if drop { // the stream ended while the client still holds the session
-		c.f.rec.Inc(metrics.Drops)
-		c.setState(metrics.StateReconnecting)
+		c.e.Rec.Inc(metrics.Drops)
+		c.SetState(metrics.StateReconnecting)
 	}
 	r.chooseCursor()
 	r.st, r.j = c.reconnect(h, &r.cursor, time.Now(), wire.RetryDelay(retry, cfg.ReconnectDelay, cfg.ReconnectMax))
 	r.opened = time.Now()
 	if r.st == nil {
-		c.restart(ctx, wg)
+		c.Restart(ctx, wg)
 		return
 	}
 	c.readOn(ctx, wg, r)
@@ -87,7 +88,7 @@ func (r *reading) chooseCursor() {
 	if r.cursor != "" {
 		return
 	}
-	if pc := r.h.s.Cursor(); pc != "" && pc != r.borrowed {
+	if pc := r.h.S.Cursor(); pc != "" && pc != r.borrowed {
 		r.cursor, r.borrowed = pc, pc
 	}
 }
@@ -98,40 +99,40 @@ func (r *reading) chooseCursor() {
 // of its own to hold: a GET without an id is a stream the server cannot tie to anyone, and
 // real servers answer it in ways of their own (mcp-go's stateless mode holds each open, then
 // ends one when the next comes: a storm of reconnects without any fault).
-func (c *Client) openFirst(h *held) *wire.Stream {
-	if h.s.ID == "" {
+func (c client) openFirst(h *drive.Held) *wire.Stream {
+	if h.S.ID == "" {
 		return nil
 	}
-	b := newBackoff(c.f.cfg.ReconnectDelay, c.f.cfg.ReconnectMax)
-	for h.ctx.Err() == nil {
+	b := drive.NewBackoff(c.e.ReconnectDelay, c.e.ReconnectMax)
+	for h.Ctx.Err() == nil {
 		sent := time.Now()
-		st, err := h.s.OpenStream(h.ctx, "")
+		st, err := h.S.OpenStream(h.Ctx, "")
 		if err == nil {
-			c.f.refusal(st.Status)
+			c.e.Books.Refusal(st.Status)
 		}
 		switch {
 		case err != nil:
-			if h.ctx.Err() == nil {
-				wire.Count(c.f.rec, err)
+			if h.Ctx.Err() == nil {
+				wire.Count(c.e.Rec, err)
 			}
 		case st.Status == http.StatusOK:
-			c.f.servedStream(h.s)
+			c.e.ServedStream(h.S)
 			return st
 		case st.Status == http.StatusMethodNotAllowed:
-			if c.f.streamsServed.Load() > 0 {
+			if c.e.StreamsServed() > 0 {
 				// It served streams before: it now speaks only the stateless era (a rolling
 				// upgrade), which has no GET stream, not a server that never offered one.
-				c.f.rec.Inc(metrics.WrongEraRequests)
+				c.e.Rec.Inc(metrics.WrongEraRequests)
 			}
 			return nil // the server offers no standalone stream
-		case c.f.dead(st.Status):
-			c.account(h, sent, st.Status, false)
-			c.abandon(h, true, true)
+		case c.e.Dead(st.Status):
+			c.Account(h, sent, st.Status, false)
+			c.Abandon(h, true, true)
 			return nil
 		default:
-			c.f.rec.Error(metrics.ErrStatus)
+			c.e.Rec.Error(metrics.ErrStatus)
 		}
-		sleep.For(h.ctx, b.next())
+		sleep.For(h.Ctx, b.Next())
 	}
 	return nil
 }
@@ -139,7 +140,7 @@ func (c *Client) openFirst(h *held) *wire.Stream {
 // consume reads st, whose response came at opened, until it ends, tracking the cursor. Events go
 // to pending while a verdict is awaited (pending != nil), else they are applied. It returns the
 // server's last retry value.
-func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verdictGate, opened time.Time) int64 {
+func (c client) consume(h *drive.Held, st *wire.Stream, cursor *string, pending *verdictGate, opened time.Time) int64 {
 	defer st.Close()
 	// Not time.Now() here: consume runs in a fresh goroutine (readOn), which a loaded machine
 	// starts late, and a stream opened while its session lived, counted as opened after the
@@ -147,26 +148,26 @@ func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verd
 	if pending != nil {
 		opened = pending.opened
 	}
-	c.f.streamState(h.s, true)
-	defer c.f.streamState(h.s, false)
-	for ev, err := range st.Events(c.f.ep.MaxEvent) {
+	c.e.StreamState(h.S, true)
+	defer c.e.StreamState(h.S, false)
+	for ev, err := range st.Events(c.e.EP.MaxEvent) {
 		if err != nil {
-			if h.ctx.Err() == nil {
-				err = st.Classify(err, c.f.ep.MaxEvent)
-				wire.Count(c.f.rec, err)
+			if h.Ctx.Err() == nil {
+				err = st.Classify(err, c.e.EP.MaxEvent)
+				wire.Count(c.e.Rec, err)
 				if wire.Kind(err) == metrics.ErrTooLarge { // what the server sent, for the problem line
-					c.f.sample(err.Error())
+					c.e.Books.Sample(err.Error())
 				}
 			}
 			break
 		}
 		*cursor = ev.Cursor
-		h.s.NoteCursor(ev.Cursor)
+		h.S.NoteCursor(ev.Cursor)
 		if ev.Data == "" {
 			continue // priming event: it only moves the cursor
 		}
 		if pending == nil || !pending.hold() {
-			c.apply(h, 1, opened)
+			c.Apply(h, 1, opened)
 			c.answerEvent(h, ev.Data)
 		}
 	}
@@ -175,77 +176,77 @@ func (c *Client) consume(h *held, st *wire.Stream, cursor *string, pending *verd
 
 // answerEvent answers an event of the GET stream that is a server request (ping, roots/list,
 // ...); notifications need no answer, and a message that does not decode is a protocol error.
-func (c *Client) answerEvent(h *held, data string) {
+func (c client) answerEvent(h *drive.Held, data string) {
 	m, err := mcpwire.Decode([]byte(data))
 	if err != nil {
-		c.f.protocolError(fmt.Errorf("GET stream event: %w", err))
+		c.e.Books.ProtocolError(fmt.Errorf("GET stream event: %w", err))
 		return
 	}
 	if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
-		h.s.Answer(h.ctx, req)
+		h.S.Answer(h.Ctx, req)
 	}
 }
 
 // reconnect sends replays until one is answered in a way the policy can judge. It returns the
 // stream to read next (with the judgement of a replay answered 200 still under way), or nil
 // when the session was abandoned or the run ended.
-func (c *Client) reconnect(h *held, cursor *string, noticed time.Time, delay time.Duration) (*wire.Stream, *judgement) {
-	b := newBackoff(delay, max(delay, c.f.cfg.ReconnectMax))
-	for sleep.For(h.ctx, b.next()) {
+func (c client) reconnect(h *drive.Held, cursor *string, noticed time.Time, delay time.Duration) (*wire.Stream, *judgement) {
+	b := drive.NewBackoff(delay, max(delay, c.e.ReconnectMax))
+	for sleep.For(h.Ctx, b.Next()) {
 		sent := time.Now()
-		st, err := h.s.OpenStream(h.ctx, *cursor)
+		st, err := h.S.OpenStream(h.Ctx, *cursor)
 		if err != nil {
-			if h.ctx.Err() == nil {
-				wire.Count(c.f.rec, err)
+			if h.Ctx.Err() == nil {
+				wire.Count(c.e.Rec, err)
 			}
 			continue
 		}
-		c.f.rec.Record(metrics.ReconnectLatency, c.idx, time.Since(noticed))
-		c.streamAnswered(h, st.Status, *cursor != "")
+		c.e.Rec.Record(metrics.ReconnectLatency, c.Index(), time.Since(noticed))
+		c.StreamAnswered(h, st.Status, *cursor != "")
 		if st.Status == http.StatusConflict {
-			c.f.rec.Error(metrics.ErrStatus) // the server still holds our old stream
+			c.e.Rec.Error(metrics.ErrStatus) // the server still holds our old stream
 			continue
 		}
-		r := policy.Replay{Status: st.Status, Dead: c.f.dead(st.Status)}
-		c.f.refusal(st.Status)
+		r := policy.Replay{Status: st.Status, Dead: c.e.Dead(st.Status)}
+		c.e.Books.Refusal(st.Status)
 		if r.Dead {
-			c.account(h, sent, st.Status, false)
+			c.Account(h, sent, st.Status, false)
 		}
 		if *cursor == "" {
 			// No cursor, no replay: a plain reconnect.
 			switch {
 			case r.Status == http.StatusOK:
-				c.f.servedStream(h.s)
-				c.setState(metrics.StateLive)
+				c.e.ServedStream(h.S)
+				c.SetState(metrics.StateLive)
 				return st, nil
 			case r.Dead:
-				c.abandon(h, true, true)
+				c.Abandon(h, true, true)
 				return nil, nil
 			}
-			c.f.rec.Error(metrics.ErrStatus)
+			c.e.Rec.Error(metrics.ErrStatus)
 			continue
 		}
 		switch {
 		case r.Status == http.StatusOK:
-			c.f.rec.Inc(metrics.ReplaysOK)
+			c.e.Rec.Inc(metrics.ReplaysOK)
 			return st, c.judge(h, st, *cursor)
 		case r.Dead:
-			c.f.rec.Inc(metrics.ReplaysDead)
+			c.e.Rec.Inc(metrics.ReplaysDead)
 		default:
-			c.f.rec.Inc(metrics.ReplaysUnknownCursor)
+			c.e.Rec.Inc(metrics.ReplaysUnknownCursor)
 		}
-		switch c.f.policy.AfterReplay(r, func() policy.ProbeResult { return c.probe(h) }) {
+		switch c.e.Policy.AfterReplay(r, func() policy.ProbeResult { return c.Probe(h) }) {
 		case policy.Teardown:
 			if r.Dead {
-				c.judgeAbandonedResume(h) // a URL target: did the server still have it?
+				c.JudgeAbandonedResume(h) // a URL target: did the server still have it?
 			}
-			c.abandon(h, true, true)
+			c.Abandon(h, true, true)
 			return nil, nil
 		case policy.Resync:
-			c.f.rec.Inc(metrics.Resyncs)
+			c.e.Rec.Inc(metrics.Resyncs)
 			*cursor = ""
 		default:
-			c.f.rec.Error(metrics.ErrStatus)
+			c.e.Rec.Error(metrics.ErrStatus)
 		}
 	}
 	return nil, nil
@@ -261,33 +262,33 @@ type judgement struct {
 	done   chan policy.ReplayDecision
 }
 
-func (c *Client) judge(h *held, st *wire.Stream, cursor string) *judgement {
+func (c client) judge(h *drive.Held, st *wire.Stream, cursor string) *judgement {
 	j := &judgement{before: cursor, done: make(chan policy.ReplayDecision, 1)}
 	j.g.opened = time.Now()
 	go func() {
 		defer func() {
 			if v := recover(); v != nil {
-				guard.Recovered(h.ctx, "replay verdict "+c.f.cfg.Name, v)
+				guard.Recovered(h.Ctx, "replay verdict "+c.e.Name, v)
 				j.done <- policy.Teardown // its waiter must not wait forever
 			}
 		}()
 		var pr policy.ProbeResult
-		v := c.f.policy.AfterReplay(policy.Replay{Status: http.StatusOK}, func() policy.ProbeResult {
-			pr = c.probe(h)
+		v := c.e.Policy.AfterReplay(policy.Replay{Status: http.StatusOK}, func() policy.ProbeResult {
+			pr = c.Probe(h)
 			return pr
 		})
 		switch n := j.g.decide(v); v {
 		case policy.Resume:
-			c.apply(h, n, j.g.opened)
-			c.setState(metrics.StateLive)
+			c.Apply(h, n, j.g.opened)
+			c.SetState(metrics.StateLive)
 		case policy.Teardown:
-			c.f.rec.Add(metrics.EventsQuarantined, int64(n))
-			c.abandon(h, true, true) // ends the stream
+			c.e.Rec.Add(metrics.EventsQuarantined, int64(n))
+			c.Abandon(h, true, true) // ends the stream
 		default:
 			if pr.Status != 0 {
 				// A probe answered with a status no rule knows; one that failed in transport
 				// was counted by its kind when it failed (probe).
-				c.f.rec.Error(metrics.ErrStatus)
+				c.e.Rec.Error(metrics.ErrStatus)
 			}
 			st.Close() // apply nothing
 		}

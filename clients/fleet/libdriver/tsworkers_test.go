@@ -1,4 +1,4 @@
-package fleet_test
+package libdriver_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package fleet
+package libdriver
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // The Go SDK's client (github.com/modelcontextprotocol/go-sdk, mcp.NewClient with a
 // StreamableClientTransport) as a client library: what happens after a drop is whatever that
 // client does (its own reconnects with Last-Event-ID, its own error on a dead session).
-// mcpchaos only plays the application around it (libDriver, driver_lib.go): it calls tools,
+// mcpchaos only plays the application around it (Driver, lib.go): it calls tools,
 // and when a call fails it reports a tool failure, or, when the SDK says the session is
 // missing (mcp.ErrSessionMissing) or has closed the session, connects anew, as an application
 // would. Such a group has no Policy: the SDK decides.
@@ -35,15 +35,6 @@ const sdkVersion = "v1.8.0"
 // library meant as retries, whether it resynchronised, and it never probes.
 var sdkNotObservable = []string{"retries_against_dead", "resyncs", "probe_latency"}
 
-// sdkClient is a library client's state beside its Client.
-type sdkClient struct {
-	ctx    context.Context // the run's: sessions are held under it
-	mu     sync.Mutex
-	byID   map[string]*held // this client's sessions, by id: a request names one
-	dropAt time.Time        // when the current session's GET stream last ended
-	conn   libConn          // the library session the application holds now
-}
-
 // gosdkConn is one Go SDK client session.
 type gosdkConn struct {
 	cs      *mcp.ClientSession
@@ -53,12 +44,12 @@ type gosdkConn struct {
 
 // openGoSDK connects a Go SDK session through the group's proxy, pinned to the group's
 // protocol (the SDK offers the stateless 2026-07-28 revision first otherwise).
-func openGoSDK(ctx context.Context, c *Client) (libConn, error) {
-	c.f.noteLibrary("github.com/modelcontextprotocol/go-sdk", sdkVersion)
-	ep := c.f.ep
+func openGoSDK(ctx context.Context, c *client) (libConn, error) {
+	c.d.noteLibrary("github.com/modelcontextprotocol/go-sdk", sdkVersion)
+	ep := c.e.EP
 	hc := &http.Client{Transport: &sdkObserver{base: ep.HTTP.Transport, c: c}, CheckRedirect: ep.HTTP.CheckRedirect}
 	client := mcp.NewClient(&mcp.Implementation{Name: ep.ClientName, Version: "1"}, nil)
-	opts := c.f.cfg.LibraryOptions
+	opts := c.e.LibraryOptions
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ep.URL, HTTPClient: hc, MaxEventSize: ep.MaxEvent,
 		MaxRetries: sdkMaxRetries(opts), DisableStandaloneSSE: optTrue(opts, "DisableStandaloneSSE")},
 		&mcp.ClientSessionOptions{ProtocolVersion: ep.Protocol})
@@ -185,15 +176,15 @@ func sdkClass(err error, o libOutcome) string {
 // session's id, events delivered from a dead session.
 type sdkObserver struct {
 	base http.RoundTripper
-	c    *Client
+	c    *client
 }
 
 func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := o.c
 	id := req.Header.Get("Mcp-Session-Id")
-	h := c.sdkHeld(id)
-	if h != nil && h.replaced.Load() {
-		c.f.rec.Inc(metrics.ReinitCollisions)
+	h := c.held(id)
+	if h != nil && h.Replaced.Load() {
+		c.e.Rec.Inc(metrics.ReinitCollisions)
 	}
 	cursor := req.Header.Get("Last-Event-ID")
 	stream := req.Method == http.MethodGet
@@ -201,7 +192,7 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := o.base.RoundTrip(req)
 	if h == nil && id == "" && err == nil && req.Method == http.MethodPost && resp.StatusCode == http.StatusOK {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
-			c.sdkPrepare(sid) // initialize: the session exists from here on (see sdkPrepare)
+			c.prepare(sid) // initialize: the session exists from here on (see sdkPrepare)
 		}
 	}
 	if h == nil {
@@ -211,38 +202,38 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err == nil {
 		status = resp.StatusCode
 	} else if req.Context().Err() == nil {
-		c.f.failed(err)
+		c.e.Books.Failed(err)
 	}
 	switch {
 	case stream && cursor != "":
-		c.sdk.mu.Lock()
-		noticed := c.sdk.dropAt
-		c.sdk.mu.Unlock()
+		c.mu.Lock()
+		noticed := c.dropAt
+		c.mu.Unlock()
 		if err == nil && !noticed.IsZero() {
-			c.f.rec.Record(metrics.ReconnectLatency, c.idx, time.Since(noticed))
+			c.e.Rec.Record(metrics.ReconnectLatency, c.Index(), time.Since(noticed))
 		}
 		switch {
 		case status == http.StatusOK:
-			c.f.rec.Inc(metrics.ReplaysOK)
-		case c.f.dead(status):
-			c.f.rec.Inc(metrics.ReplaysDead)
-			c.account(h, sent, status, false)
+			c.e.Rec.Inc(metrics.ReplaysOK)
+		case c.e.Dead(status):
+			c.e.Rec.Inc(metrics.ReplaysDead)
+			c.Account(h.Held, sent, status, false)
 		case err == nil && status != http.StatusConflict: // a 409 refuses the stream, not the cursor
-			c.f.rec.Inc(metrics.ReplaysUnknownCursor)
+			c.e.Rec.Inc(metrics.ReplaysUnknownCursor)
 		}
 	case stream:
-		if c.f.dead(status) {
-			c.account(h, sent, status, false)
+		if c.e.Dead(status) {
+			c.Account(h.Held, sent, status, false)
 		}
 	case req.Method == http.MethodPost:
 		if status/100 == 2 {
-			c.f.served(h.s)
+			c.e.Served(h.S)
 		}
-		c.account(h, sent, status, false)
+		c.Account(h.Held, sent, status, false)
 	}
 	c.libSaw(h, req.Method, cursor != "", sent, status)
 	if stream {
-		c.streamAnswered(h, status, cursor != "")
+		c.StreamAnswered(h.Held, status, cursor != "")
 	}
 	if stream && status == http.StatusOK {
 		h.lib.getsOpen.Add(1)
@@ -253,25 +244,22 @@ func (o *sdkObserver) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// sdkHeld finds this client's session by id.
-func (c *Client) sdkHeld(id string) *held {
+// held finds this client's session by id.
+func (c *client) held(id string) *libHeld {
 	if id == "" {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sdk == nil {
-		return nil
-	}
-	return c.sdk.byID[id]
+	return c.byID[id]
 }
 
 // sdkStreamBody counts the events a GET stream delivers to the SDK (stale if their session
 // is dead) and notices when the stream ends while the session is still held: a drop.
 type sdkStreamBody struct {
 	io.ReadCloser
-	c       *Client
-	h       *held
+	c       *client
+	h       *libHeld
 	hasData bool // the current event has a non-empty data line
 	line    []byte
 	once    sync.Once
@@ -301,7 +289,7 @@ func (b *sdkStreamBody) Read(p []byte) (int, error) {
 func (b *sdkStreamBody) endLine() {
 	switch {
 	case len(b.line) == 0 && b.hasData: // blank line: the event is complete
-		b.c.apply(b.h, 1, b.opened)
+		b.c.Apply(b.h.Held, 1, b.opened)
 		b.hasData = false
 	case len(b.line) > len("data:") && string(b.line[:5]) == "data:":
 		b.hasData = true
@@ -318,13 +306,13 @@ func (b *sdkStreamBody) Close() error {
 func (b *sdkStreamBody) ended() {
 	b.once.Do(func() {
 		b.h.lib.getEnded()
-		if b.h.ctx.Err() != nil {
+		if b.h.Ctx.Err() != nil {
 			return
 		}
-		b.c.f.rec.Inc(metrics.Drops)
-		b.c.sdk.mu.Lock()
-		b.c.sdk.dropAt = time.Now()
-		b.c.sdk.mu.Unlock()
+		b.c.e.Rec.Inc(metrics.Drops)
+		b.c.mu.Lock()
+		b.c.dropAt = time.Now()
+		b.c.mu.Unlock()
 	})
 }
 

@@ -1,8 +1,9 @@
-package fleet
+package wiredriver
 
 import (
 	"testing"
 
+	"github.com/mcpchaos/mcpchaos/clients/fleet/drive"
 	"github.com/mcpchaos/mcpchaos/clients/wire"
 )
 
@@ -14,7 +15,7 @@ import (
 // once (neither SDK borrows one at all).
 func TestCursorAcrossReconnects(t *testing.T) {
 	s := &wire.Session{}
-	r := &reading{h: &held{s: s}}
+	r := &reading{h: &drive.Held{S: s}}
 
 	r.chooseCursor()
 	if r.cursor != "" {

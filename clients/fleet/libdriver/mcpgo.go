@@ -1,4 +1,4 @@
-package fleet
+package libdriver
 
 // The mcp-go driver runs the library as teams ship it against session-family servers: its
 // standalone GET listener (WithContinuousListening) is deprecated only from 2026-07-28, and
@@ -40,14 +40,14 @@ type mcpgoConn struct {
 // mcpgoVersion is the mcp-go module version in go.mod, recorded in the export.
 const mcpgoVersion = "v1.2.1"
 
-func openMCPGo(ctx context.Context, c *Client) (libConn, error) {
-	c.f.noteLibrary("github.com/mark3labs/mcp-go", mcpgoVersion)
-	ep := c.f.ep
+func openMCPGo(ctx context.Context, c *client) (libConn, error) {
+	c.d.noteLibrary("github.com/mark3labs/mcp-go", mcpgoVersion)
+	ep := c.e.EP
 	hc := &http.Client{Transport: &sdkObserver{base: ep.HTTP.Transport, c: c}, CheckRedirect: ep.HTTP.CheckRedirect}
 	// Its logger writes INFO lines to stderr by default, over the progress view: silenced.
 	quiet := slog.New(slog.DiscardHandler)
 	opts := []mgtransport.StreamableHTTPCOption{mgtransport.WithHTTPBasicClient(hc), mgtransport.WithLogger(quiet), mgtransport.WithHTTPLogger(quiet)}
-	if optTrue(c.f.cfg.LibraryOptions, "ContinuousListening") {
+	if optTrue(c.e.LibraryOptions, "ContinuousListening") {
 		opts = append(opts, mgtransport.WithContinuousListening())
 	}
 	tr, err := mgtransport.NewStreamableHTTP(ep.URL, opts...)
@@ -58,7 +58,7 @@ func openMCPGo(ctx context.Context, c *Client) (libConn, error) {
 	conn := &mcpgoConn{cl: cl, timeout: ep.RequestTimeout, done: make(chan struct{})}
 	cl.OnConnectionLost(func(error) { conn.once.Do(func() { close(conn.done) }) })
 	// The transport's context lives as long as the run: its GET listener runs under it.
-	if err := cl.Start(c.sdk.ctx); err != nil {
+	if err := cl.Start(c.ctx); err != nil {
 		return nil, err
 	}
 	req := mgmcp.InitializeRequest{}

@@ -1,4 +1,4 @@
-package fleet_test
+package wiredriver_test
 
 import (
 	"context"
