@@ -62,6 +62,19 @@ type Result struct {
 	Protocol   string `json:"protocol"`
 }
 
+// holding fills in the measuring process's growth from the ready phase to the held sessions:
+// read from /proc (base, at) and reported by the process itself (ready, holding).
+func (r *Result) holding(base, at Reading, ready, holding *report) {
+	r.RSSBytes, r.PSSBytes, r.FDs = at.RSS-base.RSS, at.PSS-base.PSS, at.FDs-base.FDs
+	r.HeldRSSBytes, r.HeldPSSBytes = at.RSS, at.PSS
+	r.Goroutines = holding.Goroutines - ready.Goroutines
+	r.HeapBytes, r.LiveBytes = holding.HeapBytes-ready.HeapBytes, holding.LiveBytes-ready.LiveBytes
+	r.StackBytes = holding.StackBytes - ready.StackBytes
+	r.EstablishSeconds, r.Protocol, r.EstablishDials = holding.EstablishSeconds, holding.Protocol, holding.Dials
+	r.EstablishPerSec = float64(r.Sessions) / max(holding.EstablishSeconds, 1e-9)
+	r.EstablishCPUUS = perSessionUS(at.CPU-base.CPU, r.Sessions)
+}
+
 // perSessionUS is d shared over n sessions, in microseconds.
 func perSessionUS(d time.Duration, n int) float64 {
 	return float64(d.Microseconds()) / float64(max(n, 1))
@@ -150,14 +163,7 @@ func Measure(ctx context.Context, o Options, launch Launch, held Held) (_ *Resul
 	if err != nil {
 		return nil, err
 	}
-	r.RSSBytes, r.PSSBytes, r.FDs = at.RSS-base.RSS, at.PSS-base.PSS, at.FDs-base.FDs
-	r.HeldRSSBytes, r.HeldPSSBytes = at.RSS, at.PSS
-	r.Goroutines = holding.Goroutines - ready.Goroutines
-	r.HeapBytes, r.LiveBytes = holding.HeapBytes-ready.HeapBytes, holding.LiveBytes-ready.LiveBytes
-	r.StackBytes = holding.StackBytes - ready.StackBytes
-	r.EstablishSeconds, r.Protocol, r.EstablishDials = holding.EstablishSeconds, holding.Protocol, holding.Dials
-	r.EstablishPerSec = float64(o.Sessions) / max(holding.EstablishSeconds, 1e-9)
-	r.EstablishCPUUS = perSessionUS(at.CPU-base.CPU, o.Sessions)
+	r.holding(base, at, &ready, &holding)
 	if len(px) > 0 {
 		if err := px.held(r); err != nil {
 			return nil, err
