@@ -129,11 +129,11 @@ func compareError(c *compare.Comparison, bases []results.Part, cur *results.Expo
 	case !results.Completed(cur):
 		return errors.New(c.CurrentRun)
 	case c.CurrentRun != "":
-		return &gateError{c.CurrentRun}
+		return &results.GateError{Msg: c.CurrentRun}
 	case c.Regressions > 0:
-		return &gateError{words.Count(c.Regressions, "regression") + " against " + against}
+		return &results.GateError{Msg: words.Count(c.Regressions, "regression") + " against " + against}
 	case strict && c.Outcome == compare.OutcomeInconclusive:
-		return &gateError{fmt.Sprintf("--strict: %d timing rows inconclusive against %s: %s", c.Inconclusive, against, strings.Join(c.Starved, "; "))}
+		return &results.GateError{Msg: fmt.Sprintf("--strict: %d timing rows inconclusive against %s: %s", c.Inconclusive, against, strings.Join(c.Starved, "; "))}
 	}
 	return nil
 }

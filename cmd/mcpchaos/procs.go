@@ -159,7 +159,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
-		if err := printThresholds(stdout, merged.Thresholds, ""); err != nil {
+		if err := results.WriteThresholdTable(stdout, merged.Thresholds, ""); err != nil {
 			return err
 		}
 	}
@@ -185,7 +185,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 	case failed != nil:
 		return failed
 	}
-	return verdictError(merged)
+	return results.VerdictErr(merged)
 }
 
 // selfPath is the command to start more mcpchaos processes with: the program as it was invoked

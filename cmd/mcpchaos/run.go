@@ -324,9 +324,9 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 	case errors.As(err, &pe):
 		return fmt.Errorf("%s; the export was written", pe.Msg)
 	case errors.As(err, &ae):
-		return &gateError{ae.Reason}
+		return &results.GateError{Msg: ae.Reason}
 	case errors.As(err, &nse):
-		return &gateError{nse.Error()}
+		return &results.GateError{Msg: nse.Error()}
 	case errors.As(err, &rbe):
 		if g := runGate(plan, exp); g != nil {
 			return g // a failed gate (99) outranks a failed rollback (1); both are printed
@@ -346,7 +346,7 @@ func runError(err error, plan *engine.Plan, exp *results.Export) error {
 // runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
 // steady-state probes (shard 0 runs them, and judges them).
 func runGate(plan *engine.Plan, exp *results.Export) error {
-	return gateOf(exp, plan.Shard() == nil)
+	return results.GateErr(exp, plan.Shard() == nil)
 }
 
 // printRun prints a finished run's summary, its problems and its thresholds.
@@ -363,5 +363,5 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 	if l := exp.Run.SessionLeak; l != nil { // engine/leakcheck.go
 		fmt.Fprintf(stdout, "\nsession-leak check: %s\n", l.Verdict)
 	}
-	return printThresholds(stdout, exp.Thresholds, note)
+	return results.WriteThresholdTable(stdout, exp.Thresholds, note)
 }
