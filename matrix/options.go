@@ -11,9 +11,10 @@ import (
 // Options are what `mcpchaos matrix` changes in its scenario, or in a workload given in its
 // place; the errors of Apply name the command's flags, and are usage errors to it.
 type Options struct {
-	// Regime is the reference server's: seed (GET does not validate the session, the event
-	// log outlives it; "" too) or strict (GET validates it).
-	Regime string
+	// Strict is the reference server's strict regime (GET validates the session; --regime
+	// strict); else it keeps the scenario's, the seed's (GET does not validate the session,
+	// the event log outlives it).
+	Strict bool
 	// URL is a server of the caller's to run against instead of the reference server, keeping
 	// the scenario's declared session TTL unless SessionTTL says otherwise.
 	URL string
@@ -28,15 +29,11 @@ type Options struct {
 // Apply applies o to w; builtin says w is the built-in scenario (Scenario), whose outage is
 // then timed to the target's TTL (Outage), which must be within a minute.
 func Apply(w *workloads.Workload, builtin bool, o Options) error {
-	switch o.Regime {
-	case "", "seed":
-	case "strict":
+	if o.Strict {
 		if w.Target.Builtin == nil || o.URL != "" {
 			return errors.New("--regime strict sets the reference server's regime; a server given by URL has its own")
 		}
 		w.Target.Builtin.GetValidation = workloads.GetStrict
-	default:
-		return fmt.Errorf("--regime %q: want seed or strict", o.Regime)
 	}
 	if o.URL != "" && w.Target.Builtin != nil {
 		// The workload is validated before the URL replaces its target: a tool of the

@@ -16,7 +16,7 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Apply(w, true, Options{Regime: "strict"}); err != nil {
+	if err := Apply(w, true, Options{Strict: true}); err != nil {
 		t.Fatal(err)
 	}
 	if w.Target.Builtin.GetValidation != workloads.GetStrict {
@@ -48,8 +48,7 @@ func TestApply(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Regime: "strict", URL: "http://127.0.0.1:9/mcp"}, "a server given by URL has its own"},
-		{Options{Regime: "lax"}, `--regime "lax": want seed or strict`},
+		{Options{Strict: true, URL: "http://127.0.0.1:9/mcp"}, "a server given by URL has its own"},
 		{Options{SessionTTL: "none"}, "--session-ttl none"},
 		{Options{SessionTTL: "2m"}, "--session-ttl 2m0s: the matrix waits the TTL out"},
 		{Options{SessionTTL: "-1s"}, "want a duration greater than 0"},

@@ -125,13 +125,16 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fl.regime != "seed" && fl.regime != "strict" {
+		return nil, usagef("--regime %q: want seed or strict", fl.regime)
+	}
 	var args map[string]any
 	if fl.arguments != "" {
 		if err := json.Unmarshal([]byte(fl.arguments), &args); err != nil || args == nil {
 			return nil, usagef("--arguments %q: want a JSON object, e.g. '{\"query\":\"q\"}'", fl.arguments)
 		}
 	}
-	o := matrix.Options{Regime: fl.regime, URL: fl.run.target.url, Tool: fl.tool, Arguments: args, SessionTTL: fl.run.target.sessionTTL}
+	o := matrix.Options{Strict: fl.regime == "strict", URL: fl.run.target.url, Tool: fl.tool, Arguments: args, SessionTTL: fl.run.target.sessionTTL}
 	if err := matrix.Apply(w, len(a) == 0, o); err != nil {
 		return nil, &usageError{err}
 	}
