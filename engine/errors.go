@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mcpchaos/mcpchaos/results"
 )
 
 // ErrInterrupted ends a run whose context was cancelled (a signal): the export it returns is
@@ -52,3 +54,57 @@ func (e *PanicError) Error() string { return e.Msg }
 type AbortError struct{ Reason string }
 
 func (e *AbortError) Error() string { return e.Reason }
+
+// Outcome is the error that decides how a finished run ended, from Run's error and its
+// export: nil for a run that passed its gate; a *results.GateError (the command's exit 99) for
+// a threshold that failed or aborted the run, a system that was not steady, a failed
+// steady-state probe or session-leak check; the cause of a run that could not start; else
+// Run's error, or the export's own verdict that it did not measure the server.
+func Outcome(err error, plan *Plan, exp *results.Export) error {
+	var (
+		se  *SetupError
+		pe  *PanicError
+		ae  *AbortError
+		nse *NotSteadyError
+		rbe *RollbackError
+	)
+	switch {
+	case errors.As(err, &se):
+		return se.Err
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s; the export was written", pe.Msg)
+	case errors.As(err, &ae):
+		return &results.GateError{Msg: ae.Reason}
+	case errors.As(err, &nse):
+		return &results.GateError{Msg: nse.Error()}
+	case errors.As(err, &rbe):
+		if g := runGate(plan, exp); g != nil {
+			return g // a failed gate (99) outranks a failed rollback (1)
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	if plan.Shard() == nil { // a shard's is judged on the merge, as its thresholds are
+		if err := results.IncompleteErr(exp, false); err != nil {
+			return err // the run did not measure the server: its gate says nothing of it
+		}
+	}
+	return runGate(plan, exp)
+}
+
+// runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
+// steady-state probes (shard 0 runs them, and judges them).
+func runGate(plan *Plan, exp *results.Export) error {
+	return results.GateErr(exp, plan.Shard() == nil)
+}
+
+// SetupCause is the error of a run that could not start, to keep beside a failure to write
+// its export; nil otherwise.
+func SetupCause(err error) error {
+	var se *SetupError
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return nil
+}

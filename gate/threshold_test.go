@@ -125,3 +125,18 @@ func FuzzParseThreshold(f *testing.F) {
 		}
 	})
 }
+
+// A --tolerance argument splits at its last '=' (a pattern may hold one); no '=' is an error
+// that shows the form.
+func TestParseToleranceArg(t *testing.T) {
+	r, err := ParseToleranceArg("probe_latency.p99=+20%")
+	if err != nil || r.Pattern != "probe_latency.p99" {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+	if _, err := ParseToleranceArg("probe_latency.p99"); err == nil || !strings.Contains(err.Error(), "want PATTERN=SPEC") {
+		t.Errorf("no '=': %v", err)
+	}
+	if _, err := ParseToleranceArg("x=sometimes"); err == nil {
+		t.Error("a bad SPEC passed")
+	}
+}

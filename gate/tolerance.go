@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path"
@@ -243,4 +244,14 @@ func ParseToleranceRule(pattern, spec string) (ToleranceRule, error) {
 		r.Tol.Abs, r.Tol.AbsDuration = float64(d)/float64(time.Microsecond), true
 	}
 	return r, nil
+}
+
+// ParseToleranceArg reads a rule written PATTERN=SPEC (compare --tolerance); the pattern may
+// hold '=': SPEC follows the last.
+func ParseToleranceArg(s string) (ToleranceRule, error) {
+	i := strings.LastIndex(s, "=")
+	if i < 0 {
+		return ToleranceRule{}, errors.New("want PATTERN=SPEC, e.g. probe_latency.p99=+20% or misattributed_errors=+0")
+	}
+	return ParseToleranceRule(s[:i], s[i+1:])
 }

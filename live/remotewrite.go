@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -32,6 +33,28 @@ type RemoteWrite struct {
 
 // SeriesLabel is a run label's key as a Prometheus label name: '.' and '-' become '_'.
 func SeriesLabel(key string) string { return strings.NewReplacer(".", "_", "-", "_").Replace(key) }
+
+// toolLabels are the labels mcpchaos sets on its own series: a run label may not take one.
+var toolLabels = []string{"group", "policy", "kind", "state", "phase", "fault", "label", "value",
+	"workload", "run_id", "shard", "le", "quantile", "job", "instance"}
+
+// CheckSeriesLabels says, before the run, whether every run label (--label) makes a series
+// label of its own when pushed: not one mcpchaos sets itself, and not the same as another's
+// once '.' and '-' are '_'.
+func CheckSeriesLabels(labels map[string]string) error {
+	from := map[string]string{}
+	for k := range labels {
+		n := SeriesLabel(k)
+		if slices.Contains(toolLabels, n) {
+			return fmt.Errorf("--label %s: with --remote-write it becomes the series label %q, which mcpchaos sets itself; use another key", k, n)
+		}
+		if other, dup := from[n]; dup {
+			return fmt.Errorf("--label %s and --label %s both become the series label %q with --remote-write; rename one", other, k, n)
+		}
+		from[n] = k
+	}
+	return nil
+}
 
 // Start registers the run's collectors and starts the pusher; a URL the pusher refuses is an
 // engine.ConfigError (nothing ran).

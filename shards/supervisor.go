@@ -7,8 +7,9 @@
 // the end collects and merges the shards' exports exactly, keeping the results of the shards
 // that finished when one dies.
 //
-// The processes are copies of the mcpchaos binary (Config.Binary) running `run --shard i/n`;
-// the caller prints, writes the merged export and chooses the exit status.
+// The processes are copies of the mcpchaos binary (Config.Binary, Self) running `run --shard
+// i/n` with the run's own flags (FlagArgs), after Check has found the plan fits this machine;
+// the caller prints and writes the merged export, and Result.Outcome says how the run ended.
 package shards
 
 import (

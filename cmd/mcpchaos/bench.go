@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/bench"
 	"github.com/mcpchaos/mcpchaos/outfile"
+	"github.com/mcpchaos/mcpchaos/shards"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -76,7 +77,7 @@ func benchParent(ctx context.Context, o bench.Options, kinds []string, hold time
 			return usagef("--clients: unknown client kind %q (want any of %s)", k, strings.Join(bench.Kinds(), ", "))
 		}
 	}
-	self, err := selfPath()
+	self, err := shards.Self()
 	if err != nil {
 		return err
 	}

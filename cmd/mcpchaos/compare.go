@@ -1,18 +1,13 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/mcpchaos/mcpchaos/gate"
-	"github.com/mcpchaos/mcpchaos/internal/words"
 	"github.com/mcpchaos/mcpchaos/outfile"
-	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/results/compare"
 )
 
@@ -69,30 +64,10 @@ func newCompareCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			curFile := a[len(a)-1]
-			cur, err := results.ReadFile(curFile)
+			c, bases, cur, err := compare.Files(a[:len(a)-1], a[len(a)-1], last, force, tol)
 			if err != nil {
 				return err
 			}
-			cp := results.Part{File: curFile, Export: cur}
-			bases, skipped, err := compare.ReadBaselines(a[:len(a)-1], curFile, last)
-			if err != nil {
-				return err
-			}
-			if len(bases) == 0 {
-				return usagef("no good baseline run among %s (a failed, interrupted or aborted run is no baseline)", strings.Join(a[:len(a)-1], ", "))
-			}
-			forced := ""
-			for _, bp := range bases {
-				if err := compare.Comparable(bp, cp); err != nil {
-					if !force {
-						return fmt.Errorf("%w; pass --force to compare them anyway", err)
-					}
-					forced = err.Error()
-				}
-			}
-			c := compare.Baseline(bases, cp, tol)
-			c.Forced, c.Skipped = forced, skipped
 			if err := writeComparison(cmd.OutOrStdout(), c, asJSON, asMarkdown, all); err != nil {
 				return err
 			}
@@ -101,7 +76,7 @@ func newCompareCmd() *cobra.Command {
 					return fmt.Errorf("--junit %s: %w", junitFile, err)
 				}
 			}
-			return compareError(c, bases, cur, strict)
+			return compare.Gate(c, bases, cur, strict)
 		},
 	}
 	f := cmd.Flags()
@@ -117,27 +92,6 @@ func newCompareCmd() *cobra.Command {
 	return cmd
 }
 
-// compareError is what decides compare's exit status (docs/gate.md, "Exit status"): a current
-// run that did not complete exits 1 (there is nothing to judge); one aborted by or failing its
-// own thresholds, a regression, and with --strict an inconclusive row exit 99.
-func compareError(c *compare.Comparison, bases []results.Part, cur *results.Export, strict bool) error {
-	against := bases[0].File
-	if len(bases) > 1 {
-		against = fmt.Sprintf("a baseline of %d runs", len(bases))
-	}
-	switch {
-	case !results.Completed(cur):
-		return errors.New(c.CurrentRun)
-	case c.CurrentRun != "":
-		return &gateError{c.CurrentRun}
-	case c.Regressions > 0:
-		return &gateError{words.Count(c.Regressions, "regression") + " against " + against}
-	case strict && c.Outcome == compare.OutcomeInconclusive:
-		return &gateError{fmt.Sprintf("--strict: %d timing rows inconclusive against %s: %s", c.Inconclusive, against, strings.Join(c.Starved, "; "))}
-	}
-	return nil
-}
-
 func tolerances(file string, flags []string) (gate.Tolerances, error) {
 	tol := gate.DefaultTolerances()
 	if file != "" {
@@ -148,9 +102,9 @@ func tolerances(file string, flags []string) (gate.Tolerances, error) {
 		tol = append(tol, rules...)
 	}
 	for _, f := range flags {
-		r, err := parseToleranceFlag(f)
+		r, err := gate.ParseToleranceArg(f)
 		if err != nil {
-			return nil, err
+			return nil, usagef("--tolerance %q: %v", f, err)
 		}
 		tol = append(tol, r)
 	}
@@ -160,25 +114,9 @@ func tolerances(file string, flags []string) (gate.Tolerances, error) {
 func writeComparison(out io.Writer, c *compare.Comparison, asJSON, asMarkdown, all bool) error {
 	switch {
 	case asJSON:
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(c)
+		return compare.WriteJSON(out, c)
 	case asMarkdown:
 		return compare.WriteMarkdown(out, c, all)
 	}
 	return compare.Write(out, c, all)
-}
-
-// parseToleranceFlag reads --tolerance PATTERN=SPEC (the pattern may hold '=': SPEC follows the last).
-func parseToleranceFlag(s string) (gate.ToleranceRule, error) {
-	i := strings.LastIndex(s, "=")
-	if i < 0 {
-		return gate.ToleranceRule{}, usagef("--tolerance %q: want PATTERN=SPEC, e.g. probe_latency.p99=+20%% or misattributed_errors=+0", s)
-	}
-	r, err := gate.ParseToleranceRule(s[:i], s[i+1:])
-	if err != nil {
-		return r, usagef("--tolerance %q: %v", s, err)
-	}
-	return r, nil
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/spf13/pflag"
 
-	"github.com/mcpchaos/mcpchaos/outfile"
 	"github.com/mcpchaos/mcpchaos/results/hlog"
 )
 
@@ -23,16 +20,11 @@ func (hf *hlogFlags) register(f *pflag.FlagSet) {
 
 func (hf *hlogFlags) on() bool { return hf.beside || hf.dir != "" }
 
-// hlogDir is where the logs of a run exported to out go.
-func (hf *hlogFlags) hlogDir(out string) string {
-	if hf.dir != "" {
-		return hf.dir
-	}
-	return hlog.DirBeside(out)
-}
+// hlogDir is where the logs of a run exported to out go (hlog.Dir).
+func (hf *hlogFlags) hlogDir(out string) string { return hlog.Dir(out, hf.dir) }
 
-// check says, before any work, whether the logs can be written: a directory that holds only
-// .hlog files (it is replaced whole, as --formats hgrm's is), and not the export's place.
+// check says, before any work, whether the logs can be written (hlog.Check), and not by a
+// --procs run.
 func (hf *hlogFlags) check(out string, procs int) error {
 	if !hf.on() {
 		return nil
@@ -44,17 +36,7 @@ func (hf *hlogFlags) check(out string, procs int) error {
 	if procs > 1 {
 		return usagef("%s: not with --procs (each shard process would write its own logs); run the shards with --shard and --hlog-dir each", flag)
 	}
-	export := out
-	if outfile.IsDirect(out) {
-		if hf.dir == "" {
-			return usagef("--hlog: the logs are named after the export, which goes to %s; give --hlog-dir DIR", out)
-		}
-		// The export has no file to clash with: check the directory alone, beside a name of
-		// its parent's that is never written.
-		export = filepath.Join(filepath.Dir(filepath.Clean(hf.dir)), ".mcpchaos-hlog-check.json")
-	}
-	set := outfile.Set{Export: export, Dirs: []string{hf.hlogDir(out)}, DirExt: ".hlog"}
-	if err := set.Check(); err != nil {
+	if err := hlog.Check(out, hf.dir); err != nil {
 		return usagef("%s: %v", flag, err)
 	}
 	return nil

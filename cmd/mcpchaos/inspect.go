@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -41,10 +39,7 @@ func newInspectCmd() *cobra.Command {
 	var (
 		jsonOut  string
 		o        inspect.Options
-		headers  []string
-		caFile   string
-		insecure bool
-		http2    bool
+		access   inspect.Access
 		quiet    bool
 		toolArgs string
 	)
@@ -59,11 +54,11 @@ func newInspectCmd() *cobra.Command {
 			}
 			u, _ := url.Parse(a[0])
 			var err error
-			if o.Conn, err = inspectConn(u, caFile, insecure, http2, headers); err != nil {
-				return err
+			if o.Conn, err = access.Conn(u); err != nil {
+				return &usageError{err}
 			}
-			if o.ToolArgs, err = parseToolArgs(o.Tool, toolArgs); err != nil {
-				return err
+			if o.ToolArgs, err = inspect.ParseToolArgs(o.Tool, toolArgs); err != nil {
+				return &usageError{err}
 			}
 			if !wire.Supported(o.Protocol) && o.Protocol != wire.ProtocolStateless {
 				return usagef("--protocol %q: want a session-family version (%s) or the stateless revision %s", o.Protocol, strings.Join(vocab.Protocols(), ", "), wire.ProtocolStateless)
@@ -100,10 +95,10 @@ func newInspectCmd() *cobra.Command {
 	f.StringVar(&o.Protocol, "protocol", wire.Protocol20251125, "the protocol version to inspect in: a session-family version, or 2026-07-28 for the stateless revision (the table lists every era the server speaks either way)")
 	f.StringVar(&o.Tool, "tool", "", "the tool to call (with a progress token) for event ids; default: up to three picked from tools/list")
 	f.StringVar(&toolArgs, "tool-args", "", "the --tool's arguments as a JSON object; default: a minimal valid instance of its inputSchema")
-	f.StringArrayVar(&headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)
-	f.StringVar(&caFile, "ca-file", "", "PEM certificates to trust for https")
-	f.BoolVar(&insecure, "insecure-skip-verify", false, "accept any certificate (never in production)")
-	f.BoolVar(&http2, "http2", false, "speak HTTP/2 (h2 over TLS, h2c over plain http)")
+	f.StringArrayVar(&access.Headers, "header", nil, `extra request header "Name: value", repeatable; ${VAR} is taken from the environment`)
+	f.StringVar(&access.CAFile, "ca-file", "", "PEM certificates to trust for https")
+	f.BoolVar(&access.InsecureSkipVerify, "insecure-skip-verify", false, "accept any certificate (never in production)")
+	f.BoolVar(&access.HTTP2, "http2", false, "speak HTTP/2 (h2 over TLS, h2c over plain http)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print no progress lines on stderr")
 	return cmd
 }
@@ -128,49 +123,4 @@ func writeFingerprint(cmd *cobra.Command, fp *inspect.Fingerprint, jsonOut strin
 		fmt.Fprintf(cmd.OutOrStdout(), "fingerprint: %s\n", jsonOut)
 	}
 	return nil
-}
-
-// parseToolArgs reads --tool-args: a JSON object, for the tool --tool names.
-func parseToolArgs(tool, text string) (map[string]any, error) {
-	if text == "" {
-		return nil, nil
-	}
-	if tool == "" {
-		return nil, usagef("--tool-args needs --tool NAME")
-	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(text), &m); err != nil || m == nil {
-		return nil, usagef("--tool-args must be a JSON object, such as '{\"text\":\"hi\"}'")
-	}
-	return m, nil
-}
-
-// inspectConn says how to reach the server: TLS trust and the headers (expanded from the
-// environment).
-func inspectConn(u *url.URL, caFile string, insecure, http2 bool, headers []string) (wire.Conn, error) {
-	c := wire.Conn{URL: u, InsecureSkipVerify: insecure, HTTP2: http2}
-	if caFile != "" {
-		if insecure {
-			return c, usagef("--insecure-skip-verify and --ca-file exclude each other; keep one")
-		}
-		pool, err := wire.LoadCAFile(caFile)
-		if err != nil {
-			return c, usagef("--ca-file: %v", err)
-		}
-		c.RootCAs = pool
-	}
-	t := workloads.Target{URL: u.String()}
-	for _, h := range headers {
-		hd, err := workloads.ParseHeader(h)
-		if err != nil {
-			return c, usagef("--header: %v", err)
-		}
-		t.Headers = append(t.Headers, hd)
-	}
-	hdr, err := t.ExpandHeaders(os.LookupEnv)
-	if err != nil {
-		return c, &usageError{err}
-	}
-	c.Header = hdr
-	return c, nil
 }

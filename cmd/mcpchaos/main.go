@@ -51,7 +51,7 @@ func exitCode(err error) int {
 		ce *engine.ConfigError
 		ve *workloads.ValidationError
 		nf *workloads.NotFoundError
-		ge *gateError
+		ge *results.GateError
 		fe *results.FileError
 		me *results.MismatchError
 	)

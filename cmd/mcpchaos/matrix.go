@@ -112,7 +112,8 @@ func newMatrixCmd() *cobra.Command {
 	return cmd
 }
 
-// workload is the matrix's scenario, with the flags applied that the run's do not cover.
+// workload is the matrix's scenario, with the flags applied that the run's do not cover
+// (matrix.Apply).
 func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 	var w *workloads.Workload
 	var err error
@@ -124,20 +125,8 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch fl.regime {
-	case "seed":
-	case "strict":
-		if w.Target.Builtin == nil || fl.run.target.url != "" {
-			return nil, usagef("--regime strict sets the reference server's regime; a server given by URL has its own")
-		}
-		w.Target.Builtin.GetValidation = workloads.GetStrict
-	default:
+	if fl.regime != "seed" && fl.regime != "strict" {
 		return nil, usagef("--regime %q: want seed or strict", fl.regime)
-	}
-	if fl.run.target.url != "" && w.Target.Builtin != nil {
-		// The workload is validated before --target replaces its target: a tool of the
-		// user's server (--tool) is checked against that server, not the reference one's.
-		w.Target = workloads.Target{URL: fl.run.target.url, SessionTTL: w.Target.SessionTTL, Where: "--target"}
 	}
 	var args map[string]any
 	if fl.arguments != "" {
@@ -145,32 +134,9 @@ func (fl *matrixFlags) workload(a []string) (*workloads.Workload, error) {
 			return nil, usagef("--arguments %q: want a JSON object, e.g. '{\"query\":\"q\"}'", fl.arguments)
 		}
 	}
-	for i := range w.Groups {
-		if fl.tool != "" {
-			w.Groups[i].Tool = fl.tool
-		}
-		if args != nil {
-			w.Groups[i].Arguments = args
-		}
-	}
-	if len(a) == 0 {
-		// The outage outlasts the target's TTL, whatever TTL --session-ttl declares.
-		ttl := w.Target.SessionTTL
-		switch v := fl.run.target.sessionTTL; v {
-		case "":
-		case "none":
-			return nil, usagef("--session-ttl none: the matrix lets sessions die by their TTL within one run; give a target whose sessions expire within a minute")
-		default:
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return nil, usagef("--session-ttl %q: want a duration greater than 0, e.g. 2s", v)
-			}
-			ttl = d
-		}
-		if ttl > time.Minute {
-			return nil, usagef("--session-ttl %s: the matrix waits the TTL out within one run; give a target whose sessions expire within a minute", ttl)
-		}
-		matrix.Outage(w, ttl)
+	o := matrix.Options{Strict: fl.regime == "strict", URL: fl.run.target.url, Tool: fl.tool, Arguments: args, SessionTTL: fl.run.target.sessionTTL}
+	if err := matrix.Apply(w, len(a) == 0, o); err != nil {
+		return nil, &usageError{err}
 	}
 	return w, nil
 }

@@ -60,7 +60,7 @@ unless --allow-partial, missing ones.`,
 					return err
 				}
 			}
-			if err := printThresholds(w, merged.Thresholds, ""); err != nil {
+			if err := results.WriteThresholdTable(w, merged.Thresholds, ""); err != nil {
 				return err
 			}
 			written, err := results.WriteExportSet(cmd.Context(), out, merged, fs)
@@ -71,7 +71,7 @@ unless --allow-partial, missing ones.`,
 			if err := results.IncompleteErr(merged, false); err != nil {
 				return err // its errors are mostly the tool's own: the shards did not measure the server
 			}
-			return verdictError(merged)
+			return results.VerdictErr(merged)
 		},
 	}
 	f := cmd.Flags()

@@ -6,16 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/live"
 	"github.com/mcpchaos/mcpchaos/results"
 	"github.com/mcpchaos/mcpchaos/shards"
@@ -36,16 +32,10 @@ var procsSecondSignal atomic.Pointer[shards.Supervisor]
 // exported; the second makes the shards remove their external proxies and exit, and stops the
 // reference server, before this process exits (shards.Supervisor.Abandon).
 func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlags, flags *pflag.FlagSet, n int, stdout, stderr io.Writer) error {
-	if f := w.TopologyAction(); f != nil { // the shards would each meet the one server process by URL
-		return usagef("--procs: %s: %s acts on the reference server run by the process of the run; run this workload without --procs", f.Where, f.Action.Kind)
-	}
-	if err := engine.CheckDescriptors(w, n); err != nil { // each process's part, on this machine
-		return err
-	}
 	serve := w.Target.Builtin != nil && fl.target.url == ""
-	warnings, err := shards.Fit(w, n, shards.ThisMachine(), serve) // memory, ports, cores
+	warnings, err := shards.Check(w, n, serve)
 	if err != nil {
-		return usagef("--procs %d: %v", n, err)
+		return err
 	}
 	for _, warn := range warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", warn)
@@ -54,7 +44,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 	if err != nil {
 		return err
 	}
-	self, err := selfPath()
+	self, err := shards.Self()
 	if err != nil {
 		return err
 	}
@@ -67,7 +57,7 @@ func runProcs(ctx context.Context, arg string, w *workloads.Workload, fl runFlag
 		return err
 	}
 	sup := shards.New(shards.Config{
-		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start, Serve: serve, Args: shardArgs(flags), Log: stderr,
+		Binary: self, Workload: arg, Count: n, Dir: dir, Start: start, Serve: serve, Args: shards.FlagArgs(flags), Log: stderr,
 	}.For(w))
 	procsSecondSignal.Store(sup)
 	defer procsSecondSignal.Store(nil)
@@ -108,33 +98,6 @@ func autoProcs(w *workloads.Workload, fl *runFlags, stderr io.Writer) int {
 	return n
 }
 
-// parentOnly are the run flags the parent of a --procs run keeps: each shard is given its own
-// --out, --progress, --quiet and --formats (package shards), and the outputs, the live
-// endpoint and the interval logs are the parent's.
-var parentOnly = []string{"out", "progress", "quiet", "formats", "procs", "shard", "start-at",
-	"metrics-addr", "metrics-public", "metrics-linger", "hlog", "hlog-dir"}
-
-// shardArgs are the run flags given on the command line but the parent's, for every shard, as
-// given: a header's value passes unexpanded, and each process expands it from the environment
-// it shares; each shard pushes its own series with --remote-write, told apart by their shard
-// label.
-func shardArgs(f *pflag.FlagSet) []string {
-	var a []string
-	f.Visit(func(fl *pflag.Flag) {
-		if slices.Contains(parentOnly, fl.Name) {
-			return
-		}
-		if sv, ok := fl.Value.(pflag.SliceValue); ok { // repeatable: --header, --threshold, --label, ...
-			for _, v := range sv.GetSlice() {
-				a = append(a, "--"+fl.Name, v)
-			}
-			return
-		}
-		a = append(a, "--"+fl.Name+"="+fl.Value.String())
-	})
-	return a
-}
-
 // mergeShards merges the exports the shards wrote, says which shards wrote none (on stdout and
 // in the export's notes), and writes the merged export. An interrupted run whose shards never
 // got as far as running has nothing to merge and ends as a single run would: exit 130.
@@ -159,7 +122,7 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 		if err := results.WriteSummary(stdout, merged); err != nil {
 			return err
 		}
-		if err := printThresholds(stdout, merged.Thresholds, ""); err != nil {
+		if err := results.WriteThresholdTable(stdout, merged.Thresholds, ""); err != nil {
 			return err
 		}
 	}
@@ -171,30 +134,5 @@ func mergeShards(ctx context.Context, sup *shards.Supervisor, w *workloads.Workl
 		return err
 	}
 	printExport(stdout, out+" (shards in "+dir+")", written)
-	if res.Interrupted {
-		return errInterrupted
-	}
-	// Starved by its own plan, or its errors its own: it did not measure the server, which is
-	// said first; shards that failed are said too.
-	incomplete, failed := results.IncompleteErr(merged, true), res.Err()
-	switch {
-	case incomplete != nil && failed != nil:
-		return fmt.Errorf("%w; and %w", incomplete, failed)
-	case incomplete != nil:
-		return incomplete
-	case failed != nil:
-		return failed
-	}
-	return verdictError(merged)
-}
-
-// selfPath is the command to start more mcpchaos processes with: the program as it was invoked
-// (so that a renamed or wrapped binary starts copies of itself), else the running executable.
-func selfPath() (string, error) {
-	if p, err := exec.LookPath(os.Args[0]); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs, nil
-		}
-	}
-	return os.Executable()
+	return res.Outcome()
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -24,10 +23,6 @@ func (pf *pushFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&pf.public, "remote-write-public", false, "allow a --remote-write URL whose host is not loopback")
 }
 
-// toolLabels are the labels mcpchaos sets on its own series: a run label may not take one.
-var toolLabels = []string{"group", "policy", "kind", "state", "phase", "fault", "label", "value",
-	"workload", "run_id", "shard", "le", "quantile", "job", "instance"}
-
 // check checks the flags and that every run label makes a series label of its own.
 func (pf *pushFlags) check(labels map[string]string) error {
 	if pf.url == "" {
@@ -39,16 +34,8 @@ func (pf *pushFlags) check(labels map[string]string) error {
 	if pf.interval < 100*time.Millisecond || pf.interval > 10*time.Minute {
 		return usagef("--remote-write-interval %s: want 100ms to 10m", pf.interval)
 	}
-	from := map[string]string{}
-	for k := range labels {
-		n := live.SeriesLabel(k)
-		if slices.Contains(toolLabels, n) {
-			return usagef("--label %s: with --remote-write it becomes the series label %q, which mcpchaos sets itself; use another key", k, n)
-		}
-		if other, dup := from[n]; dup {
-			return usagef("--label %s and --label %s both become the series label %q with --remote-write; rename one", other, k, n)
-		}
-		from[n] = k
+	if err := live.CheckSeriesLabels(labels); err != nil {
+		return &usageError{err}
 	}
 	return nil
 }

@@ -288,65 +288,15 @@ func run(ctx context.Context, plan *engine.Plan, fl runFlags, stdout, stderr io.
 	}
 	written, err := results.WriteExportSet(ctx, out, exp, formats)
 	if err != nil {
-		return errors.Join(setupCause(runErr), err)
+		return errors.Join(engine.SetupCause(runErr), err)
 	}
 	if dir, err := ho.Finish(fl.hlog.hlogDir(out)); err != nil {
-		return errors.Join(setupCause(runErr), err)
+		return errors.Join(engine.SetupCause(runErr), err)
 	} else if dir != "" {
 		written = append(written, dir)
 	}
 	printExport(stdout, out, written)
-	return runError(runErr, plan, exp)
-}
-
-// setupCause is the error of a run that could not start, kept beside a failure to write its
-// export; nil otherwise.
-func setupCause(err error) error {
-	var se *engine.SetupError
-	if errors.As(err, &se) {
-		return se.Err
-	}
-	return nil
-}
-
-// runError is the error that decides a finished run's exit status.
-func runError(err error, plan *engine.Plan, exp *results.Export) error {
-	var (
-		se  *engine.SetupError
-		pe  *engine.PanicError
-		ae  *engine.AbortError
-		nse *engine.NotSteadyError
-		rbe *engine.RollbackError
-	)
-	switch {
-	case errors.As(err, &se):
-		return se.Err
-	case errors.As(err, &pe):
-		return fmt.Errorf("%s; the export was written", pe.Msg)
-	case errors.As(err, &ae):
-		return &gateError{ae.Reason}
-	case errors.As(err, &nse):
-		return &gateError{nse.Error()}
-	case errors.As(err, &rbe):
-		if g := runGate(plan, exp); g != nil {
-			return g // a failed gate (99) outranks a failed rollback (1); both are printed
-		}
-		return err
-	case err != nil:
-		return err
-	}
-	if plan.Shard() == nil { // a shard's is judged on the merge, as its thresholds are
-		if err := results.IncompleteErr(exp, false); err != nil {
-			return err // the run did not measure the server: its gate says nothing of it
-		}
-	}
-	return runGate(plan, exp)
-}
-
-// runGate is the gate of a finished run: its thresholds (left to the merge in a shard) and its
-// steady-state probes (shard 0 runs them, and judges them).
-func runGate(plan *engine.Plan, exp *results.Export) error {
-	return gateOf(exp, plan.Shard() == nil)
+	return engine.Outcome(runErr, plan, exp)
 }
 
 // printRun prints a finished run's summary, its problems and its thresholds.
@@ -363,5 +313,5 @@ func printRun(stdout io.Writer, fl runFlags, plan *engine.Plan, exp *results.Exp
 	if l := exp.Run.SessionLeak; l != nil { // engine/leakcheck.go
 		fmt.Fprintf(stdout, "\nsession-leak check: %s\n", l.Verdict)
 	}
-	return printThresholds(stdout, exp.Thresholds, note)
+	return results.WriteThresholdTable(stdout, exp.Thresholds, note)
 }

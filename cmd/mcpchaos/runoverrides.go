@@ -2,16 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/mcpchaos/mcpchaos/engine"
 	"github.com/mcpchaos/mcpchaos/inspect"
+	"github.com/mcpchaos/mcpchaos/workloads"
 	"github.com/mcpchaos/mcpchaos/workloads/vocab"
 )
 
@@ -70,7 +69,7 @@ func (gf *groupFlags) options() ([]engine.PlanOption, string, error) {
 		o.Probe = gf.probe
 	}
 	if gf.set("dead-statuses") {
-		st, err := parseStatuses(gf.deadStatuses)
+		st, err := workloads.ParseStatuses(gf.deadStatuses)
 		if err != nil {
 			return nil, "", usagef("--dead-statuses %q: %v", gf.deadStatuses, err)
 		}
@@ -86,21 +85,6 @@ func (gf *groupFlags) options() ([]engine.PlanOption, string, error) {
 	return opts, ttlMode, nil
 }
 
-// parseStatuses reads "400,404": HTTP statuses, 100 to 599, no repeats.
-func parseStatuses(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 100 || n > 599 {
-			return nil, fmt.Errorf("%q is not an HTTP status between 100 and 599", strings.TrimSpace(f))
-		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
 // fromInspect reads inspect's JSON into o: the tool whose replies gave the cursors, the
 // probe and the dead statuses of its verdict; and it returns how the server's TTL counts, when
 // inspect could tell (ttl_mode, with --ttl).
@@ -113,17 +97,12 @@ func fromInspect(path string, o *engine.GroupOverrides) (string, error) {
 	if err := json.Unmarshal(b, &fp); err != nil {
 		return "", usagef("--from-inspect %s: not the JSON of mcpchaos inspect --json: %v", path, err)
 	}
-	if t, ok := strings.CutPrefix(fp.CursorVia, "a tools/call "); ok {
-		o.Tool, _, _ = strings.Cut(t, " reply")
+	a := fp.Advice()
+	o.Tool, o.Probe = a.Tool, a.Probe
+	if len(a.DeadStatuses) > 0 {
+		o.DeadStatuses = a.DeadStatuses
 	}
-	o.Probe = fp.Verdict.Probe
-	if len(fp.Verdict.DeadStatuses) > 0 {
-		o.DeadStatuses = fp.Verdict.DeadStatuses
-	}
-	if !slices.Contains(vocab.TTLModes(), fp.TTLMode) {
-		return "", nil // not found, or not a mode this tool knows: the workload's stands
-	}
-	return fp.TTLMode, nil
+	return a.TTLMode, nil // "" when inspect could not tell: the workload's stands
 }
 
 func clipFlag(s string) string {
